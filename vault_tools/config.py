@@ -1,0 +1,203 @@
+"""Where the vault is and how it is configured, resolved in one place.
+
+Vault: ``--vault PATH``, else ``$VAULT_TOOLS_VAULT``, else the current directory when it holds
+``MEMORY.md`` or ``memory/``, else ``./vault``.
+
+Settings: defaults below, overridden by ``<vault>/.vault-tools/config.toml`` (every key optional),
+overridden by the environment (``OPENAI_API_KEY``, ``OPENAI_BASE_URL``, ``VAULT_TOOLS_LLM_MODEL``,
+``VAULT_TOOLS_TIMEZONE``). Every other module receives a :class:`Config`; none reads the environment.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from vault_tools.errors import UsageError, VaultNotFoundError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 in CI
+    import tomli as tomllib
+
+STATE_DIR = ".vault-tools"
+CONFIG_FILE = "config.toml"
+
+
+@dataclass(frozen=True)
+class LLMConfig:
+    api_key: str | None = None
+    base_url: str | None = None
+    model: str = "gpt-4o-mini"
+    timeout_seconds: float = 30.0
+    max_tokens_per_run: int = 50_000
+    temperature: float = 0.0
+
+    @property
+    def configured(self) -> bool:
+        """An LLM is used when a key or a base URL (a local server needs no key) is configured."""
+        return bool(self.api_key or self.base_url)
+
+
+@dataclass(frozen=True)
+class HeartbeatConfig:
+    days: int = 7
+    threshold: float = 0.7
+    prune_max_share: float = 0.10
+    temporary_max_age_days: int = 14
+    interval_hours: float = 24.0
+    quiet_seconds: float = 60.0
+    push: bool = False
+    remote: str = "origin"
+
+
+@dataclass(frozen=True)
+class RecallConfig:
+    limit: int = 10
+    max_tokens: int = 1500
+    half_life_days: float = 30.0
+    chat: str = "direct"
+
+
+@dataclass(frozen=True)
+class Config:
+    vault: Path
+    timezone: str | None = None
+    llm: LLMConfig = field(default_factory=LLMConfig)
+    heartbeat: HeartbeatConfig = field(default_factory=HeartbeatConfig)
+    recall: RecallConfig = field(default_factory=RecallConfig)
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def state_dir(self) -> Path:
+        return self.vault / STATE_DIR
+
+    @property
+    def tzinfo(self) -> dt.tzinfo | None:
+        if not self.timezone:
+            return None
+        try:
+            return ZoneInfo(self.timezone)
+        except (ZoneInfoNotFoundError, ValueError):
+            return None
+
+    def now(self) -> dt.datetime:
+        """The current time in the vault's timezone (the machine's when none is configured)."""
+        tz = self.tzinfo
+        return dt.datetime.now(tz) if tz else dt.datetime.now().astimezone()
+
+    def today(self) -> dt.date:
+        return self.now().date()
+
+
+def resolve_vault(arg: str | None, env: Mapping[str, str] | None = None, cwd: Path | None = None) -> Path:
+    """The vault every command works on, by the documented precedence."""
+    env = os.environ if env is None else env
+    cwd = Path.cwd() if cwd is None else cwd
+    if arg:
+        return Path(arg).expanduser().absolute()
+    if env.get("VAULT_TOOLS_VAULT"):
+        return Path(env["VAULT_TOOLS_VAULT"]).expanduser().absolute()
+    if (cwd / "MEMORY.md").is_file() or (cwd / "memory.md").is_file() or (cwd / "memory").is_dir():
+        return cwd.absolute()
+    return (cwd / "vault").absolute()
+
+
+def require_vault(vault: Path) -> Path:
+    """Fail with a message saying what to do when ``vault`` holds no memory."""
+    if not vault.is_dir():
+        raise VaultNotFoundError(
+            f"{vault}: no vault here. Create one with `vault-tools init {vault}` or pass --vault PATH."
+        )
+    has_memory = any((vault / name).exists() for name in ("MEMORY.md", "memory.md", "memory"))
+    if not has_memory:
+        raise VaultNotFoundError(
+            f"{vault}: not a vault (no MEMORY.md or memory/). Run `vault-tools init {vault}` or pass --vault PATH."
+        )
+    return vault
+
+
+def load_config(vault: Path, env: Mapping[str, str] | None = None) -> Config:
+    """Defaults < ``.vault-tools/config.toml`` < environment."""
+    env = os.environ if env is None else env
+    data, warnings = read_config_file(vault / STATE_DIR / CONFIG_FILE)
+    config = Config(
+        vault=vault,
+        timezone=as_str(data.get("timezone")),
+        llm=section(LLMConfig, data.get("llm"), warnings, "llm"),
+        heartbeat=section(HeartbeatConfig, data.get("heartbeat"), warnings, "heartbeat"),
+        recall=section(RecallConfig, data.get("recall"), warnings, "recall"),
+    )
+    return apply_env(config, env, warnings)
+
+
+def read_config_file(path: Path) -> tuple[dict[str, Any], list[str]]:
+    if not path.is_file():
+        return {}, []
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8")), []
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        return {}, [f"{path}: not valid TOML ({exc}); using defaults. Fix the file or delete it."]
+
+
+def section(kind: type[Any], raw: object, warnings: list[str], name: str) -> Any:
+    """Build one settings dataclass from a TOML table, warning about unknown keys and wrong types."""
+    if raw is None:
+        return kind()
+    if not isinstance(raw, dict):
+        warnings.append(f"config.toml: [{name}] must be a table; using defaults")
+        return kind()
+    known = {f.name: f for f in fields(kind)}
+    values: dict[str, Any] = {}
+    for key, value in raw.items():
+        if key not in known:
+            warnings.append(f"config.toml: unknown key {name}.{key}; ignored (known: {', '.join(known)})")
+            continue
+        default = getattr(kind(), key)
+        if (
+            default is not None
+            and not isinstance(value, type(default))
+            and not (isinstance(default, float) and isinstance(value, int))
+        ):
+            warnings.append(
+                f"config.toml: {name}.{key} should be {type(default).__name__}; using {default!r}"
+            )
+            continue
+        values[key] = float(value) if isinstance(default, float) else value
+    return kind(**values)
+
+
+def apply_env(config: Config, env: Mapping[str, str], warnings: list[str]) -> Config:
+    llm = config.llm
+    if env.get("OPENAI_API_KEY"):
+        llm = replace(llm, api_key=env["OPENAI_API_KEY"])
+    if env.get("OPENAI_BASE_URL"):
+        llm = replace(llm, base_url=env["OPENAI_BASE_URL"])
+    if env.get("VAULT_TOOLS_LLM_MODEL"):
+        llm = replace(llm, model=env["VAULT_TOOLS_LLM_MODEL"])
+    timezone = env.get("VAULT_TOOLS_TIMEZONE") or config.timezone
+    recall = config.recall
+    if env.get("VAULT_TOOLS_CHAT"):
+        recall = replace(recall, chat=env["VAULT_TOOLS_CHAT"])
+    result = replace(config, llm=llm, timezone=timezone, recall=recall)
+    if timezone and result.tzinfo is None:
+        warnings.append(
+            f"unknown timezone {timezone!r}; using the machine's. Use a name like 'Asia/Shanghai'."
+        )
+        result = replace(result, timezone=None)
+    return replace(result, warnings=tuple(warnings))
+
+
+def as_str(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def check_positive(name: str, value: float) -> None:
+    if value <= 0:
+        raise UsageError(f"{name} must be positive, got {value}")

@@ -1,0 +1,704 @@
+"""Markdown notes: read them into entries, and change them by atomic, conflict-checked line splices.
+
+A note is read once into :class:`Note`: its exact text split into lines that keep their own line
+endings, its front matter (metadata, never body text) and its entries. Nothing here re-serialises
+a file: every change is a :class:`Splice`, a function from the current lines to new lines that finds
+its anchor by content. :func:`apply_edit` writes it with a temp file + fsync + ``os.replace`` after
+checking that the file is still the one that was read; when a person saved it in between, the splice
+is re-applied to what they saved, or :class:`ConflictError` is raised. Every other byte (BOM, CRLF,
+comments and key order in YAML, trailing spaces) stays as it was.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import hashlib
+import os
+import re
+import tempfile
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+
+from vault_tools.errors import ConflictError, VaultError
+
+Kind = Literal["daily", "memory", "note"]
+Visibility = Literal["personal", "private", "shared"]
+
+BOM = "\ufeff"
+MAX_NOTE_BYTES = 5 * 1024 * 1024
+MEMORY_FILE_NAMES = ("MEMORY.md", "memory.md")
+IGNORED_DIRS = frozenset({".git", ".obsidian", ".trash", ".vault-tools", "archive"})
+
+DAILY_NAME = re.compile(r"^(\d{4})-(\d{2})-(\d{2})(?:-[^/\\]*)?\.md$")
+HEADING = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t#]*$")
+BULLET = re.compile(r"^([-*+]|\d{1,9}[.)])[ \t]+")
+TASK_BOX = re.compile(r"^\[[ xX]\][ \t]+")
+FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
+LEADING_TIME = re.compile(r"^\**(\d{1,2}):(\d{2})\**(?=[\s:：\-—]|$)[ \t]*[-—:：]?[ \t]*")
+LEADING_DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})(?:[ \t]+(\d{1,2}):(\d{2}))?[ \t]*[:：\-—]?[ \t]*")
+# Obsidian tags: '#' after start/space/bracket, then letters, digits, _, -, / (nested), any script.
+TAG = re.compile(r"(?:(?<=^)|(?<=[\s(\[（【]))#([^\s#\[\](){}<>,.;:!?'\"`，。；：！？、（）【】《》「」]+)")
+FIELD = re.compile(r"[\[(]([^\[\]():]{1,40}?)::[ \t]*((?:\[\[[^\]]*\]\]|[^\[\]()])*?)[ \t]*[\])]")
+BLOCK_ID = re.compile(r"[ \t]\^([A-Za-z0-9][A-Za-z0-9-]*)[ \t]*$", re.MULTILINE)
+WIKILINK = re.compile(r"\[\[([^\[\]|#^]+)(?:[#^][^\[\]|]*)?(?:\|[^\[\]]*)?\]\]")
+INLINE_CODE = re.compile(r"`[^`]*`")
+
+
+@dataclass(frozen=True)
+class Warning_:
+    """Something wrong with one file that was skipped or read as plain text."""
+
+    path: Path
+    message: str
+    line: int | None = None
+
+    def __str__(self) -> str:
+        where = f"{self.path}:{self.line}" if self.line else str(self.path)
+        return f"{where}: {self.message}"
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One memory: a top-level bullet with its continuation lines, or a paragraph."""
+
+    path: Path
+    rel_path: str
+    start_line: int  # 1-based, inclusive
+    end_line: int  # 1-based, inclusive
+    raw: str  # the entry's lines exactly as in the file, line endings normalised to \n
+    text: str  # the readable text: bullet marker, leading time/date, fields and block id removed
+    kind: Kind
+    date: dt.date | None
+    time: dt.time | None
+    section: str
+    tags: tuple[str, ...]
+    fields: dict[str, str]
+    block_id: str | None
+    links: tuple[str, ...]
+    visibility: Visibility
+
+    @property
+    def id(self) -> str:
+        """Stable across edits elsewhere in the file: the file plus a hash of this entry's content."""
+        return f"{self.rel_path}#{self.content_hash[:12]}"
+
+    @property
+    def content_hash(self) -> str:
+        return hashlib.sha256(self.raw.strip().encode("utf-8")).hexdigest()
+
+    @property
+    def importance(self) -> float | None:
+        value = self.fields.get("importance")
+        try:
+            return float(value) if value is not None else None
+        except ValueError:
+            return None
+
+    @property
+    def datetime(self) -> dt.datetime | None:
+        if self.date is None:
+            return None
+        return dt.datetime.combine(self.date, self.time or dt.time(0, 0))
+
+    def has_tag(self, tag: str) -> bool:
+        """True for the tag itself or any nested tag under it (``#a`` matches ``#a/b``)."""
+        wanted = tag.lstrip("#").lower()
+        return any(t.lower() == wanted or t.lower().startswith(wanted + "/") for t in self.tags)
+
+
+@dataclass
+class Note:
+    """A Markdown file as read: exact lines, front matter, entries, and what was wrong with it."""
+
+    path: Path
+    rel_path: str
+    kind: Kind
+    date: dt.date | None
+    lines: list[str]  # exact lines with their endings; the first keeps a BOM if the file had one
+    front_matter: dict[str, Any]
+    body_start: int  # 0-based index of the first line after the front matter
+    entries: list[Entry]
+    warnings: list[Warning_] = field(default_factory=list)
+    digest: str = ""  # sha256 of the bytes as read
+
+    @property
+    def text(self) -> str:
+        return "".join(self.lines)
+
+    @property
+    def newline(self) -> str:
+        return "\r\n" if any(line.endswith("\r\n") for line in self.lines[:50]) else "\n"
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading
+
+
+def split_lines(text: str) -> list[str]:
+    """Split on ``\\n`` only, keeping each line's ending (``str.splitlines`` also splits on \\x0c…)."""
+    lines = text.split("\n")
+    out = [line + "\n" for line in lines[:-1]]
+    if lines[-1]:
+        out.append(lines[-1])
+    return out
+
+
+def strip_eol(line: str) -> str:
+    return line.rstrip("\r\n")
+
+
+def classify(rel_path: str) -> tuple[Kind, dt.date | None]:
+    """Kind and date of a vault file from its path relative to the vault (POSIX)."""
+    name = rel_path.rsplit("/", 1)[-1]
+    if "/" not in rel_path and name in MEMORY_FILE_NAMES:
+        return "memory", None
+    match = DAILY_NAME.match(name)
+    if match and rel_path.startswith("memory/"):
+        try:
+            return "daily", dt.date(int(match[1]), int(match[2]), int(match[3]))
+        except ValueError:
+            return "note", None
+    return "note", None
+
+
+def decode(data: bytes, path: Path, warnings: list[Warning_]) -> str | None:
+    """UTF-8 text of a file, or None for a binary one; invalid bytes become U+FFFD with a warning."""
+    if b"\x00" in data[:8192]:
+        warnings.append(Warning_(path, "looks like a binary file (NUL bytes); skipped"))
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        warnings.append(
+            Warning_(path, "is not valid UTF-8; read with the bad bytes replaced (re-save it as UTF-8)", line)
+        )
+        return data.decode("utf-8", errors="replace")
+
+
+def read_note(path: Path, vault: Path, *, max_bytes: int = MAX_NOTE_BYTES) -> Note:
+    """Read one Markdown file into a :class:`Note`. Never raises for bad content: see ``warnings``."""
+    rel_path = relative_posix(path, vault)
+    kind, date = classify(rel_path)
+    warnings: list[Warning_] = []
+    if kind == "note" and rel_path.startswith("memory/") and not rel_path.startswith("memory/archive/"):
+        warnings.append(Warning_(path, "name is not a date (YYYY-MM-DD.md); indexed as an undated note"))
+    data = path.read_bytes()
+    note = Note(path, rel_path, kind, date, [], {}, 0, [], warnings, hashlib.sha256(data).hexdigest())
+    if len(data) > max_bytes:
+        warnings.append(
+            Warning_(
+                path,
+                f"is {len(data) // 1024 // 1024} MB, over the {max_bytes // 1024 // 1024} MB limit; skipped",
+            )
+        )
+        return note
+    text = decode(data, path, warnings)
+    if text is None:
+        return note
+    note.lines = split_lines(text)
+    note.front_matter, note.body_start = parse_front_matter(note.lines, path, warnings)
+    note.entries = list(parse_entries(note))
+    return note
+
+
+def relative_posix(path: Path, vault: Path) -> str:
+    try:
+        return path.relative_to(vault).as_posix()
+    except ValueError:
+        return path.resolve().relative_to(vault.resolve()).as_posix()
+
+
+def front_matter_span(lines: list[str]) -> tuple[int, int] | None:
+    """(first YAML line, closing line) indexes when the note starts with a ``---`` block."""
+    if not lines or strip_eol(lines[0]).lstrip(BOM).rstrip() != "---":
+        return None
+    for index in range(1, len(lines)):
+        if strip_eol(lines[index]).rstrip() in ("---", "..."):
+            return 1, index
+    return None
+
+
+def parse_front_matter(lines: list[str], path: Path, warnings: list[Warning_]) -> tuple[dict[str, Any], int]:
+    span = front_matter_span(lines)
+    if span is None:
+        return {}, 0
+    start, end = span
+    source = "".join(lines[start:end])
+    try:
+        loaded = yaml.safe_load(source) if source.strip() else {}
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = start + mark.line + 1 if mark is not None else start + 1
+        problem = getattr(exc, "problem", None) or "invalid YAML"
+        warnings.append(Warning_(path, f"front matter is not valid YAML ({problem}); read as empty", line))
+        return {}, end + 1
+    if not isinstance(loaded, dict):
+        warnings.append(Warning_(path, "front matter is not a mapping of keys; read as empty", start + 1))
+        return {}, end + 1
+    return {str(k): normalise_value(v) for k, v in loaded.items()}, end + 1
+
+
+def normalise_value(value: Any) -> Any:
+    """YAML turns 2026-03-10 into a date and yes into True: give callers strings and lists of strings."""
+    if isinstance(value, (dt.date, dt.datetime)):
+        return value.isoformat()
+    if isinstance(value, list):
+        return [normalise_value(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): normalise_value(v) for k, v in value.items()}
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return None
+    return value if isinstance(value, str) else str(value)
+
+
+def front_matter_tags(front_matter: dict[str, Any]) -> list[str]:
+    raw = front_matter.get("tags", front_matter.get("tag"))
+    if raw is None:
+        return []
+    items = raw if isinstance(raw, list) else re.split(r"[,\s]+", str(raw))
+    return [str(item).lstrip("#") for item in items if str(item).strip("# ")]
+
+
+def note_visibility(front_matter: dict[str, Any]) -> Visibility:
+    value = str(front_matter.get("visibility", "")).strip().lower()
+    if value in ("private", "shared"):
+        return value  # type: ignore[return-value]
+    return "personal"
+
+
+# ---------------------------------------------------------------------------------------------
+# Entries
+
+
+def block_spans(lines: list[str], body_start: int) -> Iterable[tuple[int, int, str]]:
+    """Yield (start, end exclusive, section) for every entry block in the body."""
+    section = ""
+    index = body_start
+    while index < len(lines):
+        line = strip_eol(lines[index]).lstrip(BOM)
+        if not line.strip():
+            index += 1
+            continue
+        heading = HEADING.match(line)
+        if heading:
+            section = heading.group(2).strip()
+            index += 1
+            continue
+        end = block_end(lines, index)
+        yield index, end, section
+        index = end
+
+
+def block_end(lines: list[str], start: int) -> int:
+    """Where the block starting at ``start`` ends: a bullet and its continuation, a fence, a paragraph."""
+    first = strip_eol(lines[start])
+    fence = FENCE.match(first)
+    is_bullet = bool(BULLET.match(first))
+    index = start + 1
+    while index < len(lines):
+        line = strip_eol(lines[index])
+        if fence:
+            index += 1
+            if line.strip().startswith(fence.group(1)):
+                return index
+            continue
+        if not line.strip():
+            if is_bullet and continues_after_blank(lines, index):
+                index += 1
+                continue
+            return index
+        if HEADING.match(line) or (not line[:1].isspace() and BULLET.match(line)):
+            return index
+        if FENCE.match(line) and not line[:1].isspace():
+            return index
+        if FENCE.match(line) and line[:1].isspace():
+            index = skip_fence(lines, index)
+            continue
+        index += 1
+    return index
+
+
+def continues_after_blank(lines: list[str], index: int) -> bool:
+    """A bullet goes on past blank lines when the next non-blank line is indented."""
+    while index < len(lines) and not strip_eol(lines[index]).strip():
+        index += 1
+    return index < len(lines) and strip_eol(lines[index])[:1] in (" ", "\t")
+
+
+def skip_fence(lines: list[str], index: int) -> int:
+    fence = FENCE.match(strip_eol(lines[index]).strip())
+    marker = fence.group(1) if fence else "```"
+    index += 1
+    while index < len(lines):
+        if strip_eol(lines[index]).strip().startswith(marker):
+            return index + 1
+        index += 1
+    return index
+
+
+def parse_entries(note: Note) -> Iterable[Entry]:
+    base_tags = front_matter_tags(note.front_matter)
+    base_visibility = note_visibility(note.front_matter)
+    for start, end, section in block_spans(note.lines, note.body_start):
+        raw_lines = [
+            strip_eol(line).lstrip(BOM) if i == 0 else strip_eol(line)
+            for i, line in enumerate(note.lines[start:end])
+        ]
+        yield make_entry(note, start + 1, end, raw_lines, section, base_tags, base_visibility)
+
+
+def make_entry(
+    note: Note,
+    start_line: int,
+    end_line: int,
+    raw_lines: list[str],
+    section: str,
+    base_tags: list[str],
+    base_visibility: Visibility,
+) -> Entry:
+    raw = "\n".join(raw_lines).rstrip()
+    searchable = INLINE_CODE.sub(" ", raw)
+    first = BULLET.sub("", raw_lines[0].lstrip(), count=1)
+    first = TASK_BOX.sub("", first, count=1)
+    date, time, first = leading_date_time(first, note.date)
+    body = "\n".join([first, *[line.strip() for line in raw_lines[1:]]])
+    fields = {m.group(1).strip().lower(): m.group(2).strip() for m in FIELD.finditer(searchable)}
+    block = BLOCK_ID.search(searchable)
+    inline_tags = [m.group(1).rstrip("/") for m in TAG.finditer(searchable) if not m.group(1).isdigit()]
+    tags = tuple(dict.fromkeys([*base_tags, *inline_tags]))
+    text = BLOCK_ID.sub("", FIELD.sub("", body)).strip()
+    return Entry(
+        path=note.path,
+        rel_path=note.rel_path,
+        start_line=start_line,
+        end_line=end_line,
+        raw=raw,
+        text=re.sub(r"[ \t]+\n", "\n", text),
+        kind=note.kind,
+        date=date,
+        time=time,
+        section=section,
+        tags=tags,
+        fields=fields,
+        block_id=block.group(1) if block else None,
+        links=tuple(dict.fromkeys(m.group(1).strip() for m in WIKILINK.finditer(searchable))),
+        visibility=entry_visibility(base_visibility, tags, fields),
+    )
+
+
+def leading_date_time(text: str, note_date: dt.date | None) -> tuple[dt.date | None, dt.time | None, str]:
+    """A daily entry's ``HH:MM`` or a MEMORY.md item's ``YYYY-MM-DD:`` prefix, and the rest of the line."""
+    match = LEADING_DATE.match(text)
+    if match:
+        with contextlib.suppress(ValueError):
+            date = dt.date(int(match[1]), int(match[2]), int(match[3]))
+            time = dt.time(int(match[4]), int(match[5])) if match[4] else None
+            return date, time, text[match.end() :]
+    match = LEADING_TIME.match(text)
+    if match:
+        with contextlib.suppress(ValueError):
+            return note_date, dt.time(int(match[1]), int(match[2])), text[match.end() :]
+    return note_date, None, text
+
+
+def entry_visibility(base: Visibility, tags: tuple[str, ...], fields: dict[str, str]) -> Visibility:
+    """Most restrictive wins for private; an entry may opt in to shared in a personal note."""
+    lowered = {t.lower() for t in tags}
+    declared = fields.get("visibility", "").lower()
+    if base == "private" or "private" in lowered or declared == "private":
+        return "private"
+    if base == "shared" or "shared" in lowered or declared == "shared":
+        return "shared"
+    return "personal"
+
+
+# ---------------------------------------------------------------------------------------------
+# Vault files
+
+
+def iter_note_paths(vault: Path, warnings: list[Warning_] | None = None) -> Iterable[Path]:
+    """Every Markdown file that holds memory: MEMORY.md/memory.md and memory/**/*.md (not the archive).
+
+    Symlinks that point outside the vault are skipped with a warning; OpenClaw's bootstrap files
+    (AGENTS.md, SOUL.md, ...) and anything else at the top level are left alone.
+    """
+    root = vault.resolve()
+    for name in MEMORY_FILE_NAMES:
+        candidate = vault / name
+        if candidate.is_file() and inside_vault(candidate, root, warnings):
+            yield candidate
+    memory_dir = vault / "memory"
+    if not memory_dir.is_dir():
+        return
+    for dirpath, dirnames, filenames in os.walk(memory_dir):
+        dirnames[:] = sorted(d for d in dirnames if d not in IGNORED_DIRS and not d.startswith("."))
+        for name in sorted(filenames):
+            if name.endswith(".md") and not name.startswith("."):
+                candidate = Path(dirpath) / name
+                if candidate.is_file() and inside_vault(candidate, root, warnings):
+                    yield candidate
+
+
+def inside_vault(path: Path, root: Path, warnings: list[Warning_] | None) -> bool:
+    try:
+        path.resolve().relative_to(root)
+    except ValueError:
+        if warnings is not None:
+            warnings.append(Warning_(path, "is a symlink that points outside the vault; skipped"))
+        return False
+    return True
+
+
+def read_vault(vault: Path) -> tuple[list[Note], list[Warning_]]:
+    """Every memory note of the vault, read; the warnings of all of them."""
+    warnings: list[Warning_] = []
+    notes: list[Note] = []
+    for path in iter_note_paths(vault, warnings):
+        try:
+            note = read_note(path, vault)
+        except OSError as exc:
+            warnings.append(Warning_(path, f"could not be read ({exc.strerror}); skipped"))
+            continue
+        notes.append(note)
+        warnings.extend(note.warnings)
+    return notes, warnings
+
+
+# ---------------------------------------------------------------------------------------------
+# Writing: splices
+
+
+Splice = Callable[[list[str]], list[str]]
+
+
+@dataclass(frozen=True)
+class EditResult:
+    data: bytes  # the file's bytes after the edit
+    changed: bool  # False when the splice was a no-op
+    reapplied: bool  # True when the file had changed since the caller read it
+
+
+def apply_edit(
+    path: Path, splice: Splice, *, expected: bytes | None = None, create: bool = False
+) -> EditResult:
+    """Apply ``splice`` to the file's lines and write the result atomically.
+
+    ``expected`` is the content the caller read and based the edit on. When the file no longer
+    holds it (a person saved in between) the splice is applied to the current content instead: a
+    splice finds its anchor by content, so it either lands on the new text or raises ConflictError.
+    The file is re-read just before the replace, so a save made while we computed is never lost.
+    """
+    for _attempt in range(5):
+        current = read_bytes_or_empty(path, create)
+        new_bytes = "".join(splice(split_lines(current.decode("utf-8")))).encode("utf-8")
+        reapplied = expected is not None and expected != current
+        if new_bytes == current:
+            return EditResult(current, False, reapplied)
+        if read_bytes_or_empty(path, create) != current:
+            continue  # changed while we computed: start again from what is there now
+        atomic_write(path, new_bytes)
+        return EditResult(new_bytes, True, reapplied)
+    raise ConflictError(
+        f"{path}: kept changing while vault-tools tried to edit it; try again when it is quiet"
+    )
+
+
+def read_bytes_or_empty(path: Path, create: bool) -> bytes:
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        if create:
+            return b""
+        raise VaultError(f"{path}: file not found; it may have been moved or deleted") from None
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise VaultError(
+            f"{path}: is not valid UTF-8; vault-tools will not edit it (re-save it as UTF-8)"
+        ) from None
+    return data
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Temp file in the same folder, fsync, os.replace, fsync the folder: all or nothing."""
+    target = path.resolve() if path.is_symlink() else path
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp_name, existing_mode(target))
+        os.replace(tmp_name, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp_name)
+        raise
+    fsync_dir(target.parent)
+
+
+def existing_mode(path: Path) -> int:
+    """The file's permission bits, or what a plain ``open()`` would give a new file (umask applied)."""
+    try:
+        return path.stat().st_mode & 0o7777
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
+def fsync_dir(folder: Path) -> None:
+    with contextlib.suppress(OSError):
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def detect_newline(lines: list[str]) -> str:
+    return "\r\n" if any(line.endswith("\r\n") for line in lines[:50]) else "\n"
+
+
+def ensure_final_newline(lines: list[str]) -> list[str]:
+    if lines and not lines[-1].endswith("\n"):
+        return [*lines[:-1], lines[-1] + detect_newline(lines)]
+    return lines
+
+
+def append_lines(new_lines: list[str], *, initial: str = "") -> Splice:
+    """Append lines at the end of the file (creating it with ``initial`` when empty)."""
+
+    def splice(lines: list[str]) -> list[str]:
+        if not lines and initial:
+            lines = split_lines(initial)
+        nl = detect_newline(lines)
+        lines = ensure_final_newline(lines)
+        return [*lines, *(line + nl for line in new_lines)]
+
+    return splice
+
+
+def section_bounds(lines: list[str], heading: str) -> tuple[int, int] | None:
+    """(heading index, index after the section's last non-blank line) of the first matching heading."""
+    start = None
+    level = 0
+    for index, line in enumerate(lines):
+        match = HEADING.match(strip_eol(line).lstrip(BOM))
+        if not match:
+            continue
+        if start is None and match.group(2).strip().lower() == heading.lower():
+            start, level = index, len(match.group(1))
+        elif start is not None and len(match.group(1)) <= level:
+            return start, last_content(lines, start, index)
+    if start is None:
+        return None
+    return start, last_content(lines, start, len(lines))
+
+
+def last_content(lines: list[str], start: int, end: int) -> int:
+    index = end
+    while index > start + 1 and not strip_eol(lines[index - 1]).strip():
+        index -= 1
+    return index
+
+
+def insert_under_section(heading: str, new_lines: list[str], *, level: int = 2) -> Splice:
+    """Insert lines after the last line of a section; add the section at the end when missing."""
+
+    def splice(lines: list[str]) -> list[str]:
+        nl = detect_newline(lines)
+        bounds = section_bounds(lines, heading)
+        added = [line + nl for line in new_lines]
+        if bounds is None:
+            lines = ensure_final_newline(lines)
+            gap = [nl] if lines and strip_eol(lines[-1]).strip() else []
+            return [*lines, *gap, f"{'#' * level} {heading}{nl}", nl, *added]
+        _start, end = bounds
+        lines = ensure_final_newline(lines) if end == len(lines) else lines
+        if end == bounds[0] + 1:
+            added = [nl, *added]
+        return [*lines[:end], *added, *lines[end:]]
+
+    return splice
+
+
+def find_block(lines: list[str], expected: list[str], hint: int | None = None) -> int:
+    """Index where ``expected`` lines (without endings) occur; the one nearest ``hint`` wins."""
+    width = len(expected)
+    found = [
+        i
+        for i in range(len(lines) - width + 1)
+        if [strip_eol(x).lstrip(BOM) for x in lines[i : i + width]] == expected
+    ]
+    if not found:
+        raise ConflictError(
+            "the lines to change are no longer in the file (edited by someone else); nothing was written"
+        )
+    return min(found, key=lambda i: abs(i - hint)) if hint is not None else found[0]
+
+
+def remove_block(expected: list[str], *, hint: int | None = None) -> Splice:
+    """Remove the lines that read ``expected`` (found by content, nearest the 0-based ``hint``)."""
+
+    def splice(lines: list[str]) -> list[str]:
+        index = find_block(lines, expected, hint)
+        return [*lines[:index], *lines[index + len(expected) :]]
+
+    return splice
+
+
+def replace_block(expected: list[str], replacement: list[str], *, hint: int | None = None) -> Splice:
+    """Replace the lines that read ``expected`` with ``replacement``, keeping the file's line endings."""
+
+    def splice(lines: list[str]) -> list[str]:
+        index = find_block(lines, expected, hint)
+        nl = detect_newline(lines)
+        last = lines[index + len(expected) - 1]
+        new = [line + nl for line in replacement]
+        if new and not last.endswith("\n"):
+            new[-1] = replacement[-1]
+        if index == 0 and lines[0].startswith(BOM) and new and not new[0].startswith(BOM):
+            new[0] = BOM + new[0]
+        return [*lines[:index], *new, *lines[index + len(expected) :]]
+
+    return splice
+
+
+def set_front_matter_key(key: str, value: str) -> Splice:
+    """Set one top-level front-matter key by editing only its line (adding the block if missing)."""
+    rendered = f"{key}: {yaml_scalar(value)}"
+    pattern = re.compile(rf"^{re.escape(key)}[ \t]*:")
+
+    def splice(lines: list[str]) -> list[str]:
+        nl = detect_newline(lines)
+        span = front_matter_span(lines)
+        if span is None:
+            bom = BOM if lines and lines[0].startswith(BOM) else ""
+            if bom:
+                lines = [lines[0][1:], *lines[1:]]
+            return [f"{bom}---{nl}", rendered + nl, f"---{nl}", *lines]
+        start, end = span
+        for index in range(start, end):
+            if pattern.match(lines[index]):
+                stop = index + 1
+                while stop < end and lines[stop][:1] in (" ", "\t", "-") and not pattern.match(lines[stop]):
+                    stop += 1  # a block value (list or mapping) continues on indented lines
+                return [*lines[:index], rendered + nl, *lines[stop:]]
+        return [*lines[:end], rendered + nl, *lines[end:]]
+
+    return splice
+
+
+def yaml_scalar(value: str) -> str:
+    dumped = yaml.safe_dump(value, allow_unicode=True, default_flow_style=True, width=10_000).strip()
+    return dumped.removesuffix("\n...").removesuffix("...").strip()

@@ -1,0 +1,303 @@
+"""The vault as a whole: create one, write an agent's note into it, and report its state.
+
+``Vault`` is the Python API (``from vault_tools import Vault``); the CLI calls the same functions.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+import subprocess
+from dataclasses import asdict, dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from vault_tools import notes
+from vault_tools.config import STATE_DIR, Config, load_config, require_vault, resolve_vault
+from vault_tools.errors import UsageError, VaultError
+
+if TYPE_CHECKING:
+    from vault_tools.recall import RecallResult
+
+MEMORY_TEMPLATE = """---
+title: Long-term memory
+type: memory
+# Curated by people and by `vault-tools heartbeat`; edit freely.
+---
+# Long-term memory
+
+## Decisions
+
+## Preferences
+
+## Lessons
+
+## Facts
+"""
+
+GITIGNORE = f"{STATE_DIR}/\n"
+DATE_IN_TEXT = re.compile(r"(?<!\d)(\d{4})-(\d{2})-(\d{2})(?!\d)")
+TAG_NAME = re.compile(r"^[^\s#\[\](){}<>,.;:!?'\"`]+$")
+
+
+def sample_vault_dir() -> Path:
+    """The bundled sample vault: the repository's ``vault/`` (also shipped as package data)."""
+    try:
+        packaged = Path(str(resources.files("vault_tools.sample_vault")))
+        if (packaged / "MEMORY.md").is_file():
+            return packaged
+    except (ModuleNotFoundError, TypeError):
+        pass
+    checkout = Path(__file__).resolve().parent.parent / "vault"
+    if (checkout / "MEMORY.md").is_file():
+        return checkout
+    raise VaultError("the bundled sample vault is missing from this installation; reinstall vault-tools")
+
+
+# ---------------------------------------------------------------------------------------------
+# init
+
+
+@dataclass
+class InitReport:
+    vault: str
+    created: list[str] = field(default_factory=list)
+    git_initialised: bool = False
+    sample: bool = False
+    shifted_days: int = 0
+
+
+def init_vault(path: Path, *, sample: bool = False, today: dt.date | None = None) -> InitReport:
+    """Create the layout at ``path``; with ``sample``, copy the sample vault re-dated to end ``today``."""
+    today = today or dt.date.today()
+    report = InitReport(vault=str(path), sample=sample)
+    planned = planned_files(path, sample)
+    clashes = [p for p in planned if p.exists()]
+    if clashes:
+        raise UsageError(
+            f"{clashes[0]}: already exists; init never overwrites files. Choose an empty folder or remove it."
+        )
+    path.mkdir(parents=True, exist_ok=True)
+    if sample:
+        report.shifted_days = copy_sample(path, today)
+    else:
+        notes.atomic_write(path / "MEMORY.md", MEMORY_TEMPLATE.encode())
+    (path / "memory").mkdir(exist_ok=True)
+    (path / STATE_DIR).mkdir(exist_ok=True)
+    if not (path / ".gitignore").exists():
+        notes.atomic_write(path / ".gitignore", GITIGNORE.encode())
+    report.created = sorted(p.relative_to(path).as_posix() for p in planned)
+    report.git_initialised = git_init_if_needed(path)
+    return report
+
+
+def planned_files(path: Path, sample: bool) -> list[Path]:
+    if not sample:
+        return [path / "MEMORY.md", path / ".gitignore"]
+    source = sample_vault_dir()
+    names = [p.relative_to(source) for p in source.rglob("*") if p.is_file() and is_sample_file(p, source)]
+    return [path / sample_target_name(name, 0) for name in names]
+
+
+def is_sample_file(path: Path, source: Path) -> bool:
+    rel = path.relative_to(source).as_posix()
+    return not rel.startswith((".vault-tools", ".git/")) and not path.name.endswith((".py", ".pyc"))
+
+
+def sample_target_name(name: Path, shift: int) -> Path:
+    match = notes.DAILY_NAME.match(name.name)
+    if not match or shift == 0:
+        return name
+    day = dt.date(int(match[1]), int(match[2]), int(match[3])) + dt.timedelta(days=shift)
+    return name.with_name(day.isoformat() + name.name[10:])
+
+
+def copy_sample(target: Path, today: dt.date) -> int:
+    """Copy the sample vault, moving every date in names and text by the same number of days."""
+    source = sample_vault_dir()
+    days = [notes.classify(p.relative_to(source).as_posix())[1] for p in source.glob("memory/*.md")]
+    last = max((d for d in days if d is not None), default=today)
+    shift = (today - last).days
+    for file in sorted(source.rglob("*")):
+        if not file.is_file() or not is_sample_file(file, source):
+            continue
+        rel = sample_target_name(file.relative_to(source), shift)
+        data = file.read_bytes()
+        if file.suffix == ".md":
+            data = shift_dates(data.decode("utf-8"), shift).encode("utf-8")
+        (target / rel).parent.mkdir(parents=True, exist_ok=True)
+        notes.atomic_write(target / rel, data)
+    return shift
+
+
+def shift_dates(text: str, days: int) -> str:
+    def move(match: re.Match[str]) -> str:
+        try:
+            day = dt.date(int(match[1]), int(match[2]), int(match[3]))
+        except ValueError:
+            return match[0]
+        return (day + dt.timedelta(days=days)).isoformat()
+
+    return DATE_IN_TEXT.sub(move, text) if days else text
+
+
+def git_init_if_needed(path: Path) -> bool:
+    """``git init`` unless ``path`` is already inside a work tree; False when git is unavailable."""
+    try:
+        inside = subprocess.run(
+            ["git", "rev-parse", "--is-inside-work-tree"],
+            cwd=path,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if inside.returncode == 0 and inside.stdout.strip() == "true":
+            return False
+        subprocess.run(["git", "init", "-q", str(path)], capture_output=True, check=True)
+    except (OSError, subprocess.CalledProcessError):
+        return False
+    return True
+
+
+# ---------------------------------------------------------------------------------------------
+# note
+
+
+@dataclass
+class NoteReport:
+    path: str
+    line: int
+    text: str
+    created_file: bool
+
+
+def format_entry(
+    text: str, *, now: dt.datetime, tags: list[str], visibility: str | None, remember: bool
+) -> str:
+    """One daily-note line: ``- HH:MM text #tag ...`` (continuation lines indented under it)."""
+    body = " ".join(part.strip() for part in text.strip().splitlines() if part.strip())
+    if not body:
+        raise UsageError('the note is empty; pass the text to remember, e.g. vault-tools note "..."')
+    wanted = [t.lstrip("#") for t in tags]
+    if visibility in ("private", "shared"):
+        wanted.append(visibility)
+    if remember:
+        wanted.append("remember")
+    for tag in wanted:
+        if not TAG_NAME.match(tag):
+            raise UsageError(f"tag {tag!r} has characters a #tag cannot hold; use letters, digits, - _ /")
+    present = {m.group(1).lower() for m in notes.TAG.finditer(body)}
+    suffix = "".join(f" #{t}" for t in dict.fromkeys(wanted) if t.lower() not in present)
+    return f"- {now:%H:%M} {body}{suffix}"
+
+
+def daily_note_header(day: dt.date) -> str:
+    return f"---\ndate: {day.isoformat()}\ntags: [daily]\n---\n# {day.isoformat()}\n\n"
+
+
+def add_note(
+    config: Config,
+    text: str,
+    *,
+    tags: list[str] | None = None,
+    visibility: str | None = None,
+    remember: bool = False,
+    day: dt.date | None = None,
+    now: dt.datetime | None = None,
+) -> NoteReport:
+    """Append one entry to the day's note (created with front matter when missing). Append-only."""
+    now = now or config.now()
+    day = day or now.date()
+    line = format_entry(text, now=now, tags=tags or [], visibility=visibility, remember=remember)
+    path = config.vault / "memory" / f"{day.isoformat()}.md"
+    created = not path.exists()
+    result = notes.apply_edit(path, notes.append_lines([line], initial=daily_note_header(day)), create=True)
+    line_number = result.data.count(b"\n")
+    return NoteReport(path.relative_to(config.vault).as_posix(), line_number, line, created)
+
+
+# ---------------------------------------------------------------------------------------------
+# status
+
+
+@dataclass
+class StatusReport:
+    vault: str
+    daily_notes: int
+    memory_items: int
+    entries: int
+    warnings: list[str]
+    index: dict[str, Any]
+    watcher: dict[str, Any]
+    heartbeat: dict[str, Any]
+    git: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def vault_status(config: Config) -> StatusReport:
+    require_vault(config.vault)
+    loaded, warnings = notes.read_vault(config.vault)
+    daily = [n for n in loaded if n.kind == "daily"]
+    memory_items = sum(len(n.entries) for n in loaded if n.kind == "memory")
+    return StatusReport(
+        vault=str(config.vault),
+        daily_notes=len(daily),
+        memory_items=memory_items,
+        entries=sum(len(n.entries) for n in loaded),
+        warnings=[str(w) for w in warnings],
+        index=index_status(config),
+        watcher=read_state_json(config.state_dir / "watch.json"),
+        heartbeat=read_state_json(config.state_dir / "heartbeat" / "last-run.json"),
+        git=git_status(config.vault),
+    )
+
+
+def index_status(config: Config) -> dict[str, Any]:
+    from vault_tools import index
+
+    return index.status(config).to_dict()
+
+
+def read_state_json(path: Path) -> dict[str, Any]:
+    """State files are disposable: a missing or broken one reads as empty."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def git_status(vault: Path) -> dict[str, Any]:
+    from vault_tools import gitops
+
+    return gitops.describe(vault)
+
+
+# ---------------------------------------------------------------------------------------------
+# The Python API
+
+
+class Vault:
+    """A vault on disk. ``Vault(path).recall("what did we decide about auth?", chat="direct")``."""
+
+    def __init__(self, path: str | Path | None = None) -> None:
+        self.config = load_config(resolve_vault(str(path) if path is not None else None))
+
+    @property
+    def path(self) -> Path:
+        return self.config.vault
+
+    def note(self, text: str, **options: Any) -> NoteReport:
+        return add_note(self.config, text, **options)
+
+    def status(self) -> StatusReport:
+        return vault_status(self.config)
+
+    def recall(self, query: str, **options: Any) -> RecallResult:
+        from vault_tools import recall
+
+        return recall.recall(self.config, query, **options)
