@@ -1,0 +1,380 @@
+"""Tests for vault_tools.timewords: time phrases in recall queries and --since/--until values."""
+
+from __future__ import annotations
+
+import datetime
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from vault_tools.errors import UsageError, VaultError
+from vault_tools.timewords import RECENT_DAYS, DateWindow, extract_time_window, parse_when
+
+D = datetime.date.fromisoformat
+WED = "2026-03-11"  # a Wednesday; its week is Mon 2026-03-09 .. Sun 2026-03-15
+
+
+def case(query: str, as_of: str, since: str | None, until: str | None, rest: str = "") -> object:
+    return pytest.param(query, as_of, since, until, rest, id=f"{query}@{as_of}")
+
+
+CASES = [
+    # --- English: days
+    case("today", WED, WED, WED),
+    case("What did we decide yesterday?", WED, "2026-03-10", "2026-03-10", "What did we decide?"),
+    case("yesterday", "2026-03-01", "2026-02-28", "2026-02-28"),
+    case("yesterday", "2024-03-01", "2024-02-29", "2024-02-29"),
+    case("the day before yesterday", "2026-03-01", "2026-02-27", "2026-02-27"),
+    case("day before yesterday deploy", "2026-01-01", "2025-12-30", "2025-12-30", "deploy"),
+    case("last night", "2026-01-01", "2025-12-31", "2025-12-31"),
+    case("this morning standup", WED, WED, WED, "standup"),
+    case("earlier today", WED, WED, WED),
+    # --- English: N units ago (a day, or the calendar period holding that day)
+    case("notes from 3 days ago", "2026-03-02", "2026-02-27", "2026-02-27", "notes"),
+    case("five days ago", "2026-01-03", "2025-12-29", "2025-12-29"),
+    case("a couple of days ago", "2026-03-01", "2026-02-27", "2026-02-27"),
+    case("a week ago", WED, "2026-03-02", "2026-03-08"),
+    case("2 weeks ago", "2026-01-07", "2025-12-22", "2025-12-28"),
+    case("two months ago", "2026-01-15", "2025-11-01", "2025-11-30"),
+    case("a year ago", "2024-02-29", "2023-01-01", "2023-12-31"),
+    # --- English: calendar periods and rolling windows
+    case("last week", WED, "2026-03-02", "2026-03-08"),
+    case("last week", "2026-01-01", "2025-12-22", "2025-12-28"),
+    case("this week", "2026-01-01", "2025-12-29", "2026-01-04"),
+    case("previous week", WED, "2026-03-02", "2026-03-08"),
+    case("the week before last", WED, "2026-02-23", "2026-03-01"),
+    case("in the past week", WED, "2026-03-04", WED),
+    case("last weekend", WED, "2026-03-07", "2026-03-08"),
+    case("last month", "2026-01-05", "2025-12-01", "2025-12-31"),
+    case("last month", "2024-03-31", "2024-02-01", "2024-02-29"),
+    case("this month", "2024-02-10", "2024-02-01", "2024-02-29"),
+    case("last year", "2026-01-01", "2025-01-01", "2025-12-31"),
+    case("this year", WED, "2026-01-01", "2026-12-31"),
+    case("in the last 7 days", WED, "2026-03-04", WED),
+    case("past 3 days auth", "2026-03-02", "2026-02-27", "2026-03-02", "auth"),
+    case("over the last two weeks", WED, "2026-02-25", WED),
+    case("recently", WED, "2026-02-25", WED),
+    case("what changed lately?", WED, "2026-02-25", WED, "what changed?"),
+    # --- English: weekdays (most recent strictly before as_of unless 'this')
+    case("on Monday", WED, "2026-03-09", "2026-03-09"),
+    case("on Monday", "2026-03-09", "2026-03-02", "2026-03-02"),
+    case("last Friday", "2026-03-14", "2026-03-13", "2026-03-13"),
+    case("this Monday", WED, "2026-03-09", "2026-03-09"),
+    case("Sunday", "2026-01-01", "2025-12-28", "2025-12-28"),
+    # --- English: months (a bare month is the most recent one not in the future)
+    case("in March", "2026-02-10", "2025-03-01", "2025-03-31"),
+    case("in March", "2026-03-15", "2026-03-01", "2026-03-31"),
+    case("decisions in March 2024", WED, "2024-03-01", "2024-03-31", "decisions"),
+    case("last March", "2026-03-15", "2025-03-01", "2025-03-31"),
+    case("March last year", "2026-05-01", "2025-03-01", "2025-03-31"),
+    case("May 3", "2026-03-13", "2025-05-03", "2025-05-03"),
+    case("in May", "2026-05-20", "2026-05-01", "2026-05-31"),
+    case("February 29", "2026-03-01", "2024-02-29", "2024-02-29"),
+    case("Feb 29, 2024", WED, "2024-02-29", "2024-02-29"),
+    case("what happened in December", "2026-01-05", "2025-12-01", "2025-12-31", "what happened"),
+    case("auth decisions march", WED, "2026-03-01", "2026-03-31", "auth decisions"),
+    # --- English: ISO dates and open/closed ranges
+    case("what did we ship on 2026-03-10", WED, "2026-03-10", "2026-03-10", "what did we ship"),
+    case("since 2026-03-01 auth", WED, "2026-03-01", None, "auth"),
+    case("before 2026-04-01 deploy", "2026-04-15", None, "2026-03-31", "deploy"),
+    case("after 2026-02-28", WED, "2026-03-01", None),
+    case("until yesterday", WED, None, "2026-03-10"),
+    case("between 2026-02-20 and 2026-03-05 auth", WED, "2026-02-20", "2026-03-05", "auth"),
+    case("between 2026-03-05 and 2026-02-20", WED, "2026-02-20", "2026-03-05"),
+    case("from Monday to Wednesday", "2026-03-13", "2026-03-09", "2026-03-11"),
+    case("between March and May", "2026-06-01", "2026-03-01", "2026-05-31"),
+    case("2024-02 budget", WED, "2024-02-01", "2024-02-29", "budget"),
+    case("since Monday", WED, "2026-03-09", None),
+    case("during 2025", WED, "2025-01-01", "2025-12-31"),
+    case("since 2025 auth", WED, "2025-01-01", None, "auth"),
+    # --- English: case, punctuation, possessives
+    case("LAST WEEK?", WED, "2026-03-02", "2026-03-08"),
+    case("last week's decisions about auth", WED, "2026-03-02", "2026-03-08", "decisions about auth"),
+    case("auth, last week, decisions", WED, "2026-03-02", "2026-03-08", "auth, decisions"),
+    case("Yesterday: what broke?", WED, "2026-03-10", "2026-03-10", "what broke?"),
+    # --- Chinese: days
+    case("今天", WED, WED, WED),
+    case("昨天的会议", "2026-03-01", "2026-02-28", "2026-02-28", "会议"),
+    case("前天", "2026-01-01", "2025-12-30", "2025-12-30"),
+    case("大前天", "2026-03-01", "2026-02-26", "2026-02-26"),
+    case("今早说了什么", WED, WED, WED, "说了什么"),
+    case("今天早上", WED, WED, WED),
+    case("昨晚", "2026-01-01", "2025-12-31", "2025-12-31"),
+    case("昨天晚上聊了什么", WED, "2026-03-10", "2026-03-10", "聊了什么"),
+    # --- Chinese: weeks, months, years
+    case("我上周决定了什么", WED, "2026-03-02", "2026-03-08", "我决定了什么"),
+    case("上星期", "2026-01-01", "2025-12-22", "2025-12-28"),
+    case("上个星期", WED, "2026-03-02", "2026-03-08"),
+    case("上个礼拜讨论的方案", WED, "2026-03-02", "2026-03-08", "讨论的方案"),
+    case("上礼拜", WED, "2026-03-02", "2026-03-08"),
+    case("这周", WED, "2026-03-09", "2026-03-15"),
+    case("本周的待办", WED, "2026-03-09", "2026-03-15", "待办"),
+    case("这个星期", WED, "2026-03-09", "2026-03-15"),
+    case("上周一直在忙什么", WED, "2026-03-02", "2026-03-08", "一直在忙什么"),
+    case("上个月", "2026-01-05", "2025-12-01", "2025-12-31"),
+    case("上月", "2024-03-15", "2024-02-01", "2024-02-29"),
+    case("本月", "2024-02-10", "2024-02-01", "2024-02-29"),
+    case("这个月", WED, "2026-03-01", "2026-03-31"),
+    case("今年", WED, "2026-01-01", "2026-12-31"),
+    case("去年", "2026-01-01", "2025-01-01", "2025-12-31"),
+    case("前年", WED, "2024-01-01", "2024-12-31"),
+    case("上周末", WED, "2026-03-07", "2026-03-08"),
+    # --- Chinese: N units ago, recent, last N
+    case("三天前", "2026-03-02", "2026-02-27", "2026-02-27"),
+    case("3天前", "2026-01-02", "2025-12-30", "2025-12-30"),
+    case("两周前", WED, "2026-02-23", "2026-03-01"),
+    case("一个月前", "2026-03-31", "2026-02-01", "2026-02-28"),
+    case("三个月前的讨论", "2026-01-15", "2025-10-01", "2025-10-31", "讨论"),
+    case("十天前", "2026-03-05", "2026-02-23", "2026-02-23"),
+    case("最近", WED, "2026-02-25", WED),
+    case("最近有什么进展", WED, "2026-02-25", WED, "有什么进展"),
+    case("最近三天", WED, "2026-03-08", WED),
+    case("过去7天的笔记", WED, "2026-03-04", WED, "笔记"),
+    # --- Chinese: months and dates
+    case("三月", "2026-03-15", "2026-03-01", "2026-03-31"),
+    case("三月", "2026-02-10", "2025-03-01", "2025-03-31"),
+    case("十二月", "2026-01-05", "2025-12-01", "2025-12-31"),
+    case("12月的计划", "2026-01-05", "2025-12-01", "2025-12-31", "计划"),
+    case("三月份的计划", WED, "2026-03-01", "2026-03-31", "计划"),
+    case("2026年3月", "2026-05-01", "2026-03-01", "2026-03-31"),
+    case("2026年3月10日的决定", WED, "2026-03-10", "2026-03-10", "决定"),
+    case("3月10日", "2026-03-05", "2025-03-10", "2025-03-10"),
+    case("3月10号", WED, "2026-03-10", "2026-03-10"),
+    case("三月十日", WED, "2026-03-10", "2026-03-10"),
+    case("2月29日", "2026-03-01", "2024-02-29", "2024-02-29"),
+    case("去年三月", "2026-05-01", "2025-03-01", "2025-03-31"),
+    case("2025年", WED, "2025-01-01", "2025-12-31"),
+    # --- Chinese: weekdays (上周五 is Friday of last calendar week; a bare 周五 the most recent Friday)
+    case("上周五", WED, "2026-03-06", "2026-03-06"),
+    case("上周五的会议", "2026-03-14", "2026-03-06", "2026-03-06", "会议"),
+    case("周五", "2026-03-14", "2026-03-13", "2026-03-13"),
+    case("星期五", "2026-03-13", "2026-03-06", "2026-03-06"),
+    case("礼拜五", WED, "2026-03-06", "2026-03-06"),
+    case("这周一", WED, "2026-03-09", "2026-03-09"),
+    case("星期天", WED, "2026-03-08", "2026-03-08"),
+    # --- Chinese: open and closed ranges
+    case("从上周开始的bug", WED, "2026-03-02", None, "bug"),
+    case("上周之前的bug", WED, None, "2026-03-01", "bug"),
+    case("3月1日以来", WED, "2026-03-01", None),
+    case("三月起草的文档", WED, "2026-03-01", "2026-03-31", "起草的文档"),  # 起草 is "draft", not 起 "since"
+    case("3月1日到3月10日的部署", WED, "2026-03-01", "2026-03-10", "部署"),
+    # --- mixed language
+    case(
+        "what did we decide 上周 about auth", WED, "2026-03-02", "2026-03-08", "what did we decide about auth"
+    ),
+    case("auth 决定 昨天", WED, "2026-03-10", "2026-03-10", "auth 决定"),
+    case("昨天 we talked about auth", WED, "2026-03-10", "2026-03-10", "we talked about auth"),
+    case("三月 roadmap", "2026-02-10", "2025-03-01", "2025-03-31", "roadmap"),
+    case("我们 last week 讨论了什么", WED, "2026-03-02", "2026-03-08", "我们讨论了什么"),
+]
+
+
+@pytest.mark.parametrize(("query", "as_of", "since", "until", "rest"), CASES)
+def test_extract_time_window(query: str, as_of: str, since: str | None, until: str | None, rest: str) -> None:
+    window, remainder = extract_time_window(query, D(as_of))
+    assert window is not None
+    assert (window.since, window.until) == (since and D(since), until and D(until))
+    assert remainder == rest
+    assert window.phrase and window.phrase in query
+
+
+def test_table_is_big_enough() -> None:
+    assert len(CASES) >= 60
+
+
+@pytest.mark.parametrize(
+    ("query", "phrase"),
+    [
+        ("what did we decide last week?", "last week"),
+        ("我上周决定了什么", "上周"),
+        ("notes from 3 days ago", "from 3 days ago"),
+        ("Between 2026-03-01 and 2026-03-10 auth", "Between 2026-03-01 and 2026-03-10"),
+        ("on 2026-03-10T10:00 deploy", "on 2026-03-10T10:00"),
+    ],
+)
+def test_phrase_is_the_words_that_produced_the_window(query: str, phrase: str) -> None:
+    window, _ = extract_time_window(query, D(WED))
+    assert window is not None
+    assert window.phrase == phrase
+
+
+def test_first_phrase_wins_and_the_rest_stays_in_the_query() -> None:
+    window, remainder = extract_time_window("yesterday and today", D(WED))
+    assert window == DateWindow(D("2026-03-10"), D("2026-03-10"), "yesterday")
+    assert remainder == "and today"
+    again, rest = extract_time_window(remainder, D(WED))
+    assert again == DateWindow(D(WED), D(WED), "today")
+    assert rest == "and"
+
+
+def test_recently_reaches_back_recent_days() -> None:
+    window, _ = extract_time_window("recently", D(WED))
+    assert window is not None and window.since is not None
+    assert (D(WED) - window.since).days == RECENT_DAYS
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "tell me about auth",
+        "march forward with the plan",
+        "it may rain",
+        "this may be wrong",
+        "may",
+        "the sun rises on sat",
+        "weekly sync",
+        "周报怎么写",
+        "每周一开会",
+        "一周一次的例会",
+        "晚上周报",
+        "成本月报",
+        "几个月前",
+        "2025 budget",
+        "port 8080 and 2026 plans",
+        "version v2026-03",
+        "",
+        "   ",
+    ],
+)
+def test_queries_without_time_words_come_back_unchanged(query: str) -> None:
+    assert extract_time_window(query, D(WED)) == (None, query)
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "what happened on 2026-02-30",
+        "2026-13-01 notes",
+        "Feb 29, 2025 deploy",
+        "2月30日的会议",
+        "3月32日",
+        "2026年13月",
+        "next week plan",
+        "plans for next Friday",
+        "next March",
+        "下周五的会议",
+        "下个月",
+        "明年三月",
+        "after 9999-12-31",
+    ],
+)
+def test_unresolvable_phrases_leave_the_query_intact(query: str) -> None:
+    assert extract_time_window(query, D(WED)) == (None, query)
+
+
+@pytest.mark.parametrize(
+    ("query", "rest"),
+    [
+        ("yesterday auth", "auth"),
+        ("auth yesterday", "auth"),
+        ("in March: budget", "budget"),
+        ("上周 x", "x"),
+        ("上周的决定", "决定"),
+        ("last week, a", "a"),
+        ("? yesterday 1 ?", "1?"),
+    ],
+)
+def test_remainder_keeps_content(query: str, rest: str) -> None:
+    window, remainder = extract_time_window(query, D(WED))
+    assert window is not None
+    assert remainder == rest
+
+
+@pytest.mark.parametrize("query", ["yesterday", "  Yesterday?! ", "上周？", "in the last 7 days.", "上周的"])
+def test_only_a_time_phrase_leaves_an_empty_remainder(query: str) -> None:
+    window, remainder = extract_time_window(query, D(WED))
+    assert window is not None
+    assert remainder == ""
+
+
+PARSE_CASES = [
+    ("2026-03-01", WED, False, "2026-03-01"),
+    ("2026-03-01", WED, True, "2026-03-01"),
+    ("2026-03", WED, False, "2026-03-01"),
+    ("2026-03", WED, True, "2026-03-31"),
+    ("2024-02", WED, True, "2024-02-29"),
+    ("2026", WED, False, "2026-01-01"),
+    ("2026", WED, True, "2026-12-31"),
+    ("7d", WED, False, "2026-03-04"),
+    ("7d", WED, True, "2026-03-04"),
+    (" 7 days ago ", WED, False, "2026-03-04"),
+    ("2w", WED, False, "2026-02-25"),
+    ("3m", WED, False, "2025-12-11"),
+    ("1m", "2024-03-31", False, "2024-02-29"),
+    ("1y", "2024-02-29", False, "2023-02-28"),
+    ("today", WED, True, WED),
+    ("yesterday", "2026-01-01", False, "2025-12-31"),
+    ("last week", WED, False, "2026-03-02"),
+    ("last week", WED, True, "2026-03-08"),
+    ("this week", WED, True, "2026-03-15"),
+    ("this month", WED, False, "2026-03-01"),
+    ("this month", "2024-02-10", True, "2024-02-29"),
+    ("last month", "2026-01-05", False, "2025-12-01"),
+    ("last month", "2026-01-05", True, "2025-12-31"),
+    ("this year", WED, True, "2026-12-31"),
+    ("Last Week", WED, False, "2026-03-02"),
+    ("may", WED, False, "2025-05-01"),
+    ("March", "2026-02-10", True, "2025-03-31"),
+    ("上周", WED, False, "2026-03-02"),
+    ("本周", WED, True, "2026-03-15"),
+    ("本月", WED, True, "2026-03-31"),
+    ("上个月", "2026-01-05", False, "2025-12-01"),
+    ("昨天", WED, False, "2026-03-10"),
+    ("三月", "2026-02-10", False, "2025-03-01"),
+    ("去年", WED, True, "2025-12-31"),
+    ("今年", WED, False, "2026-01-01"),
+    ("最近", WED, False, "2026-02-25"),
+]
+
+
+@pytest.mark.parametrize(("value", "as_of", "end", "expected"), PARSE_CASES)
+def test_parse_when(value: str, as_of: str, end: bool, expected: str) -> None:
+    assert parse_when(value, D(as_of), end=end) == D(expected)
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["", "   ", "bogus", "2026-02-30", "2026-13", "0000", "7x", "last", "next week", "auth last week"],
+)
+def test_parse_when_rejects_bad_input_with_usage_error(value: str) -> None:
+    with pytest.raises(UsageError) as caught:
+        parse_when(value, D(WED))
+    message = str(caught.value)
+    assert "2026-03-01" in message and "7d" in message and "last week" in message and "上周" in message
+    assert isinstance(caught.value, VaultError) and caught.value.exit_code == 2
+
+
+# Time words, near-misses and edge dates for the fuzz test to glue together with random text.
+_WORDS = """
+today yesterday last this past previous week weekend month year ago days weeks in on since before after
+until between and from to the a couple of recently march may monday friday 2026-03-10 2024-02-29
+2026-02-30 9999-12-31 0001-01-01 2026 2026-03 3 12 next night morning 's ? , .
+今天 昨天 前天 大前天 上周 上上周 这周 本周 上个月 本月 今年 去年 前年 天前 周前 个月前 最近 三月 十二月
+2026年 3月 10日 号 上周五 周五 星期天 礼拜 周 月 以来 之前 之后 到 从 自从 的 下周 明年 一 两 十
+"""
+_VOCABULARY = _WORDS.split()
+_TEXT = st.lists(st.sampled_from(_VOCABULARY) | st.text(max_size=4), max_size=10).flatmap(
+    lambda parts: st.sampled_from([" ".join(parts), "".join(parts)])
+)
+
+
+def _alnum(text: str) -> int:
+    return sum(ch.isalnum() for ch in text)
+
+
+@settings(max_examples=400, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(query=_TEXT | st.text(), as_of=st.dates())
+def test_extract_time_window_never_raises_and_windows_are_ordered(query: str, as_of: datetime.date) -> None:
+    window, remainder = extract_time_window(query, as_of)
+    if window is None:
+        assert remainder == query
+        return
+    assert window.since is not None or window.until is not None
+    if window.since is not None and window.until is not None:
+        assert window.since <= window.until
+    assert window.phrase and window.phrase in query
+    # Only the phrase (and at most a possessive 's / 的 glued to it) leaves; no other content is lost.
+    content_left = _alnum(query) - _alnum(window.phrase)
+    assert content_left - _alnum(remainder) in (0, 1)
+    assert (remainder == "") == (_alnum(remainder) == 0)

@@ -1,0 +1,647 @@
+"""Time words in recall queries and ``--since``/``--until`` values, resolved to date windows.
+
+Design: every expression is resolved against an explicit ``as_of`` date (today in the vault's
+timezone), never the clock, so results are deterministic. A query is scanned by a table of regex
+rules (English and Chinese); each match, or *hit*, resolves to a closed date range or to nothing
+(an unresolvable phrase such as ``2026-02-30`` or ``next week``, which also hides any shorter hit
+inside it so the query stays intact). A hit can then be widened by the words around it:
+``since``/``after``/``before``/``until``, ``between X and Y``, ``from X to Y``, ``自从X``,
+``X以来``/``之后``/``之前``, ``X到Y``. When several phrases occur, the first one (leftmost, then
+longest) wins: only its words are removed, so calling :func:`extract_time_window` again on the
+remainder finds the next. Conventions: a week is Monday..Sunday; "last week"/"上周" is the previous
+calendar week while "the last week"/"the past week" is the rolling 7 days up to ``as_of``;
+"in the last N days"/"过去N天" is ``as_of`` minus N days through ``as_of`` (as ``--since Nd``) and
+"recently"/"最近" is the same with N = :data:`RECENT_DAYS`; "N weeks/months/years ago" is the calendar
+period containing that day; "last Friday"/"on Friday"/"周五" is the most recent Friday strictly
+before ``as_of`` while "上周五" is Friday of the previous calendar week; a bare month is the most
+recent such month not in the future (the current month included).
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+from dateutil.relativedelta import relativedelta
+
+from vault_tools.errors import UsageError
+
+__all__ = ["RECENT_DAYS", "DateWindow", "extract_time_window", "parse_when"]
+
+#: "recently", "lately", "最近" and friends mean ``as_of - RECENT_DAYS`` days through ``as_of``.
+RECENT_DAYS = 14
+
+_Span = tuple[datetime.date, datetime.date]
+_DAY = datetime.timedelta(days=1)
+
+
+@dataclass(frozen=True)
+class DateWindow:
+    """An inclusive date range; ``None`` on a side means open-ended on that side."""
+
+    since: datetime.date | None
+    until: datetime.date | None
+    phrase: str
+
+
+# --- calendar arithmetic ------------------------------------------------------------------------
+
+
+def _day(d: datetime.date) -> _Span:
+    return d, d
+
+
+def _week(d: datetime.date) -> _Span:
+    start = d - d.weekday() * _DAY
+    return start, start + 6 * _DAY
+
+
+def _weekend(d: datetime.date) -> _Span:
+    sunday = _week(d)[1]
+    return sunday - _DAY, sunday
+
+
+def _month(d: datetime.date) -> _Span:
+    start = d.replace(day=1)
+    return start, start + relativedelta(months=1, days=-1)
+
+
+def _year(d: datetime.date) -> _Span:
+    return datetime.date(d.year, 1, 1), datetime.date(d.year, 12, 31)
+
+
+_PERIOD: dict[str, Callable[[datetime.date], _Span]] = {
+    "day": _day,
+    "week": _week,
+    "weekend": _weekend,
+    "month": _month,
+    "year": _year,
+}
+
+
+def _ago(as_of: datetime.date, n: int, unit: str) -> datetime.date:
+    if unit == "day":
+        return as_of - relativedelta(days=n)
+    if unit in ("week", "weekend"):
+        return as_of - relativedelta(weeks=n)
+    if unit == "month":
+        return as_of - relativedelta(months=n)
+    return as_of - relativedelta(years=n)
+
+
+def _calendar(unit: str, as_of: datetime.date, back: int) -> _Span:
+    """The calendar ``unit`` ``back`` periods before the one containing ``as_of``."""
+    return _PERIOD[unit](_ago(as_of, back, unit))
+
+
+def _rolling(as_of: datetime.date, n: int, unit: str) -> _Span:
+    return _ago(as_of, n, unit), as_of
+
+
+def _recent_year(as_of: datetime.date, month: int, *, strict: bool = False) -> int:
+    """The year of the most recent ``month`` not after ``as_of`` (strictly before its month if ``strict``)."""
+    if month < as_of.month or (month == as_of.month and not strict):
+        return as_of.year
+    return as_of.year - 1
+
+
+def _recent_date(as_of: datetime.date, month: int, day: int) -> datetime.date:
+    """The most recent month/day on or before ``as_of`` (a 29 February may be years back)."""
+    for year in range(as_of.year, as_of.year - 9, -1):
+        try:
+            candidate = datetime.date(year, month, day)
+        except ValueError:
+            continue
+        if candidate <= as_of:
+            return candidate
+    raise ValueError(f"no {month}/{day} before {as_of}")
+
+
+def _month_or_day(as_of: datetime.date, month: int, day: int | None, year: int | None, strict: bool) -> _Span:
+    if year is None and day is not None and not strict:
+        return _day(_recent_date(as_of, month, day))
+    if year is None:
+        year = _recent_year(as_of, month, strict=strict)
+    if day is None:
+        return _month(datetime.date(year, month, 1))
+    return _day(datetime.date(year, month, day))
+
+
+def _last_weekday(as_of: datetime.date, weekday: int) -> datetime.date:
+    """The most recent ``weekday`` strictly before ``as_of``."""
+    return as_of - ((as_of.weekday() - weekday - 1) % 7 + 1) * _DAY
+
+
+def _week_day(as_of: datetime.date, weekday: int, back: int) -> datetime.date:
+    """``weekday`` of the calendar week ``back`` weeks before the one containing ``as_of``."""
+    return _calendar("week", as_of, back)[0] + weekday * _DAY
+
+
+# --- numbers and names ----------------------------------------------------------------------------
+
+_EN_NUMBERS = {
+    "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
+    "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
+}  # fmt: skip
+_EN_NUM = r"(?:a\s+)?couple(?:\s+of)?|[0-9]{1,3}|" + "|".join(sorted(_EN_NUMBERS, key=len, reverse=True))
+_CN_DIGITS = {"一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
+_CN_NUM = r"[0-9]{1,3}|[一二两三四五六七八九十]{1,3}"
+_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_CN_WEEKDAYS = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6}
+_MONTHS = {
+    name: number
+    for number, name in enumerate(
+        ("january", "february", "march", "april", "may", "june", "july",
+         "august", "september", "october", "november", "december"),
+        start=1,
+    )
+}  # fmt: skip
+_MONTH_ABBREVIATIONS = {name[:3]: number for name, number in _MONTHS.items() if name != "may"} | {"sept": 9}
+_MONTH_NAMES = "|".join(sorted([*_MONTHS, *_MONTH_ABBREVIATIONS], key=len, reverse=True))
+_CN_MONTH = r"1[0-2]|0?[1-9]|十[一二]?|[一二三四五六七八九]"
+_CN_MONTH_DAY = r"[12][0-9]|3[01]|0?[1-9]|[一二三]?十[一二三四五六七八九]?|[一二三四五六七八九]"
+_EN_UNITS = {"day": "day", "week": "week", "weekend": "weekend", "month": "month", "year": "year"}
+_CN_UNITS = {
+    "天": "day",
+    "日": "day",
+    "周": "week",
+    "星期": "week",
+    "礼拜": "week",
+    "月": "month",
+    "年": "year",
+}
+# Characters that make 上/本 part of another word: 晚上, 马上, 网上, 成本, 日本, ...
+_NOT_BEFORE_SHANG = "(?<![晚早马以往路身手网线楼会加之向跟赶遇看爱北])"
+_NOT_BEFORE_BEN = "(?<![日基成根资课书剧样版脚文账副原])"
+_CN_REL = f"(?:{_NOT_BEFORE_SHANG}上上|{_NOT_BEFORE_SHANG}上|这|{_NOT_BEFORE_BEN}本)"
+# 一 after 周 often starts another word: 周一直 is "all week", not "Monday".
+_NOT_A_WORD_AFTER_WEEKDAY = "(?!直|起|样|般|些|切|定|点|下|次|个|致|共|向|边|旦|度|时)"
+
+
+def _en_int(text: str) -> int:
+    word = " ".join(text.lower().split())
+    if word.isascii() and word.isdigit():
+        return int(word)
+    return 2 if "couple" in word else _EN_NUMBERS[word]
+
+
+def _cn_digit(text: str) -> int:
+    if text not in _CN_DIGITS:
+        raise ValueError(f"not a Chinese digit: {text!r}")
+    return _CN_DIGITS[text]
+
+
+def _cn_int(text: str) -> int:
+    """1..99 written with ASCII digits or Chinese numerals (三, 十二, 二十一, 两)."""
+    if text.isascii() and text.isdigit():
+        return int(text)
+    tens, ten, ones = text.partition("十")
+    if not ten:
+        return _cn_digit(text)
+    return (_cn_digit(tens) if tens else 1) * 10 + (_cn_digit(ones) if ones else 0)
+
+
+def _cn_unit(text: str) -> str:
+    return _CN_UNITS[text.removeprefix("个")]
+
+
+def _back(rel: str | None) -> int:
+    return {"上上": 2, "上": 1}.get(rel or "", 0)
+
+
+# --- guards: when an English word is really a date --------------------------------------------
+
+_OPEN_WORDS = ("since", "after", "before", "until", "till", "from", "between")
+
+
+def _previous_word(m: re.Match[str]) -> str:
+    found = re.search(r"(\w+)\s+$", m.string[: m.start()])
+    return found.group(1).lower() if found else ""
+
+
+def _at_end(m: re.Match[str]) -> bool:
+    return not any(ch.isalnum() for ch in m.string[m.end() :])
+
+
+def _month_guard(m: re.Match[str]) -> bool:
+    """'March' in 'march forward' is a verb; 'may' is a month only in 'in May', 'May 3', 'May 2026'."""
+    name = m["mon"].lower()
+    if m["day"] or m["year"]:
+        return True
+    if name in _MONTH_ABBREVIATIONS:
+        return False
+    prep = (m["prep"] or "").lower()
+    if prep in ("in", "during") or _previous_word(m) in _OPEN_WORDS:
+        return True
+    return name != "may" and bool(m["mod"] or m["rely"] or _at_end(m))
+
+
+def _year_guard(m: re.Match[str]) -> bool:
+    return bool(m["prep"]) or _previous_word(m) in _OPEN_WORDS
+
+
+# --- resolvers: one per rule, match -> span (None when the phrase names no real date) -----------
+
+_Resolver = Callable[[re.Match[str], datetime.date], "_Span | None"]
+
+
+def _en_day(m: re.Match[str], as_of: datetime.date) -> _Span:
+    if m["today"]:
+        return _day(as_of)
+    return _day(as_of - (1 if m["yesterday"] else 2) * _DAY)
+
+
+def _en_ago(m: re.Match[str], as_of: datetime.date) -> _Span:
+    unit = m["u"].lower()
+    return _PERIOD[unit](_ago(as_of, _en_int(m["n"]), unit))
+
+
+def _en_last_n(m: re.Match[str], as_of: datetime.date) -> _Span:
+    return _rolling(as_of, _en_int(m["n"]), m["u"].lower())
+
+
+def _en_period(m: re.Match[str], as_of: datetime.date) -> _Span:
+    if m["before_last"]:
+        return _calendar("week", as_of, 2)
+    unit, mod = m["u"].lower(), " ".join(m["mod"].lower().split())
+    rolling = mod in ("past", "this past") or (mod == "last" and m["the"])
+    if rolling and unit != "weekend":
+        return _rolling(as_of, 1, unit)
+    return _calendar(unit, as_of, 0 if mod in ("this", "current") else 1)
+
+
+def _recent(m: re.Match[str], as_of: datetime.date) -> _Span:
+    return as_of - RECENT_DAYS * _DAY, as_of
+
+
+def _en_weekday(m: re.Match[str], as_of: datetime.date) -> _Span:
+    weekday = _WEEKDAYS.index(m["wd"].lower())
+    if (m["mod"] or "").lower() == "this":
+        return _day(_week_day(as_of, weekday, 0))
+    return _day(_last_weekday(as_of, weekday))
+
+
+def _en_month(m: re.Match[str], as_of: datetime.date) -> _Span | None:
+    mod = (m["mod"] or "").lower()
+    if mod == "next":
+        return None
+    name = m["mon"].lower()
+    month = _MONTHS.get(name) or _MONTH_ABBREVIATIONS[name]
+    year: int | None = int(m["year"]) if m["year"] else None
+    if year is None and (mod == "this" or (m["rely"] or "").lower() == "this"):
+        year = as_of.year
+    elif year is None and m["rely"]:
+        year = as_of.year - 1
+    day = int(m["day"]) if m["day"] else None
+    return _month_or_day(as_of, month, day, year, strict=mod == "last")
+
+
+def _iso_day(m: re.Match[str], as_of: datetime.date) -> _Span:
+    return _day(datetime.date(int(m["y"]), int(m["m"]), int(m["d"])))
+
+
+def _iso_month(m: re.Match[str], as_of: datetime.date) -> _Span:
+    return _month(datetime.date(int(m["y"]), int(m["m"]), 1))
+
+
+def _year_number(m: re.Match[str], as_of: datetime.date) -> _Span:
+    return _year(datetime.date(int(m["y"]), 1, 1))
+
+
+def _zh_day(m: re.Match[str], as_of: datetime.date) -> _Span:
+    back = 0 if m["today"] else 1 if m["yesterday"] else 3 if m["d3"] else 2
+    return _day(as_of - back * _DAY)
+
+
+def _zh_ago(m: re.Match[str], as_of: datetime.date) -> _Span:
+    unit = _cn_unit(m["u"])
+    return _PERIOD[unit](_ago(as_of, _cn_int(m["n"]), unit))
+
+
+def _zh_last_n(m: re.Match[str], as_of: datetime.date) -> _Span:
+    return _rolling(as_of, _cn_int(m["n"]), _cn_unit(m["u"]))
+
+
+def _zh_period(m: re.Match[str], as_of: datetime.date) -> _Span:
+    unit = "weekend" if m["u"] == "周末" else _cn_unit(m["u"])
+    return _calendar(unit, as_of, _back(m["rel"]))
+
+
+def _zh_year_word(m: re.Match[str], as_of: datetime.date) -> _Span:
+    return _calendar("year", as_of, ("今年", "去年", "前年", "大前年").index(m[0]))
+
+
+def _zh_weekday(m: re.Match[str], as_of: datetime.date) -> _Span:
+    weekday = _CN_WEEKDAYS[m["d"]]
+    if m["rel"] is None:
+        return _day(_last_weekday(as_of, weekday))
+    return _day(_week_day(as_of, weekday, _back(m["rel"])))
+
+
+def _zh_date(m: re.Match[str], as_of: datetime.date) -> _Span:
+    year: int | None = int(m["y"]) if m["y"] else None
+    if m["ry"]:
+        year = as_of.year - ("今年", "去年", "前年", "大前年").index(m["ry"])
+    day = _cn_int(m["d"]) if m["d"] else None
+    return _month_or_day(as_of, _cn_int(m["m"]), day, year, strict=False)
+
+
+def _unresolvable(m: re.Match[str], as_of: datetime.date) -> None:
+    return None
+
+
+# --- the rule table -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Rule:
+    pattern: re.Pattern[str]
+    resolve: _Resolver
+    guard: Callable[[re.Match[str]], bool] | None = None
+
+
+def _rule(pattern: str, resolve: _Resolver, guard: Callable[[re.Match[str]], bool] | None = None) -> _Rule:
+    return _Rule(re.compile(pattern, re.IGNORECASE), resolve, guard)
+
+
+_IN = r"(?:(?:in|during|over|within|for)\s+)?"
+_WEEKDAY_NAMES = "|".join(_WEEKDAYS)
+_FULL_MONTH_NAMES = "|".join(_MONTHS)
+_RULES: tuple[_Rule, ...] = (
+    _rule(
+        r"\b(?:(?P<today>today|tonight|this\s+(?:morning|afternoon|evening)|earlier\s+today)"
+        r"|(?P<yesterday>yesterday(?:\s+(?:morning|afternoon|evening|night))?|last\s+night)"
+        r"|(?:the\s+)?day\s+before\s+yesterday)\b",
+        _en_day,
+    ),
+    _rule(rf"\b(?P<n>{_EN_NUM})\s+(?P<u>day|week|month|year)s?\s+ago\b", _en_ago),
+    _rule(
+        rf"\b{_IN}(?:the\s+)?(?:last|past|previous)\s+(?P<n>{_EN_NUM})\s+(?P<u>day|week|month|year)s?\b",
+        _en_last_n,
+    ),
+    _rule(
+        rf"\b{_IN}(?:(?P<before_last>(?:the\s+)?week\s+before\s+last)"
+        r"|(?P<the>the\s+)?(?P<mod>last|this\s+past|this|past|previous|current)"
+        r"\s+(?P<u>weekend|week|month|year))\b",
+        _en_period,
+    ),
+    _rule(r"\b(?:recently|lately|of\s+late)\b", _recent),
+    _rule(
+        rf"\b(?:(?P<mod>on|last|this\s+past|this|past|previous)\s+)?(?P<wd>{_WEEKDAY_NAMES})\b", _en_weekday
+    ),
+    _rule(
+        rf"\b(?:(?P<prep>in|during|on|for)\s+)?(?:(?P<mod>last|this|next)\s+)?(?P<mon>{_MONTH_NAMES})\b\.?"
+        r"(?:\s+(?P<day>[0-9]{1,2})(?:st|nd|rd|th)?\b)?(?:,?\s+(?P<year>[0-9]{4})\b)?"
+        r"(?:\s+(?:of\s+)?(?P<rely>last|this)\s+year\b)?",
+        _en_month,
+        _month_guard,
+    ),
+    _rule(
+        r"(?<![0-9A-Za-z])(?:on\s+)?(?P<y>[0-9]{4})([-/])(?P<m>[0-9]{1,2})\2(?P<d>[0-9]{1,2})(?![0-9])"
+        r"(?:[T ][0-9]{2}:[0-9]{2}(?::[0-9]{2})?\b)?",
+        _iso_day,
+    ),
+    _rule(
+        r"(?<![0-9A-Za-z-])(?:(?:in|during)\s+)?(?P<y>[0-9]{4})-(?P<m>[0-9]{1,2})(?![0-9]|[-/][0-9])",
+        _iso_month,
+    ),
+    _rule(r"\b(?:(?P<prep>in|during)\s+)?(?P<y>(?:19|20)[0-9]{2})\b(?![-/][0-9])", _year_number, _year_guard),
+    _rule(
+        rf"\b(?:next|coming|upcoming)\s+(?:weekend|week|month|year|{_WEEKDAY_NAMES}|{_FULL_MONTH_NAMES})\b",
+        _unresolvable,
+    ),
+    # Chinese: no word boundaries, so neighbours are checked with lookarounds instead.
+    _rule(
+        r"(?P<today>今天(?:早上|上午|中午|下午|晚上)?|今早|今晨|今日|今晚)"
+        r"|(?P<yesterday>昨天(?:早上|上午|中午|下午|晚上|夜里)?|昨晚|昨夜|昨日)"
+        r"|(?P<d3>大前天)|(?<![以之提目眼])前天",
+        _zh_day,
+    ),
+    _rule(
+        rf"(?<![0-9一二两三四五六七八九十百千几])(?P<n>{_CN_NUM})\s*(?P<u>天|周|个?星期|个?礼拜|个月|年)(?:以|之)?前",
+        _zh_ago,
+    ),
+    _rule(
+        rf"(?:最近|过去的?|(?<![接靠将附临亲])近)(?P<n>{_CN_NUM})\s*(?P<u>天|日|周|个?星期|个?礼拜|个月|年)"
+        r"(?:之内|以来|内|里|来)?",
+        _zh_last_n,
+    ),
+    _rule(r"最近|近来|近期|近日|这几天|这些天", _recent),
+    _rule(rf"(?P<rel>{_CN_REL})个?(?P<u>周末|周|星期|礼拜|月)", _zh_period),
+    _rule(r"大前年|前年|去年|今年", _zh_year_word),
+    _rule(
+        rf"(?:(?P<rel>{_CN_REL})个?|(?<![0-9一二两三四五六七八九十几每个上下]))(?:周|星期|礼拜)"
+        rf"(?P<d>[一二三四五六日天]){_NOT_A_WORD_AFTER_WEEKDAY}",
+        _zh_weekday,
+    ),
+    _rule(
+        rf"(?:(?<![0-9])(?P<y>[0-9]{{4}})年|(?P<ry>大前年|今年|去年|(?<!大)前年)"
+        rf"|(?<![0-9年一二两三四五六七八九十百千几个第上下这本每]))(?P<m>{_CN_MONTH})月"
+        rf"(?:(?P<d>{_CN_MONTH_DAY})[日号]|份|(?![0-9]))",
+        _zh_date,
+    ),
+    _rule(r"(?<![0-9])(?P<y>[0-9]{4})年(?![0-9一二两三四五六七八九十]|代)", _year_number),
+    _rule(
+        rf"下下?个?(?:周末?|星期|礼拜)[一二三四五六日天]?|下下?个?月|明年(?:(?:{_CN_MONTH})月)?|后年",
+        _unresolvable,
+    ),
+)
+
+
+# --- scanning, widening, choosing ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Hit:
+    start: int
+    end: int
+    since: datetime.date | None
+    until: datetime.date | None
+    resolved: bool  # False: looks like a date but names none (2026-02-30, next week)
+    primary: bool  # False: only a date next to a range word ("and May")
+
+
+def _resolve(rule: _Rule, m: re.Match[str], as_of: datetime.date) -> _Span | None:
+    try:
+        span = rule.resolve(m, as_of)
+    except (ValueError, OverflowError, KeyError):
+        return None
+    return span if span is not None and span[0] <= span[1] else None
+
+
+def _scan(text: str, as_of: datetime.date) -> list[_Hit]:
+    hits = []
+    for rule in _RULES:
+        for m in rule.pattern.finditer(text):
+            span = _resolve(rule, m, as_of)
+            primary = rule.guard is None or rule.guard(m)
+            since, until = span if span else (None, None)
+            hits.append(_Hit(m.start(), m.end(), since, until, span is not None, primary))
+    return hits
+
+
+_PREFIX = re.compile(r"(?:\b(?P<en>since|after|before|until|till|from|between)\s+|(?P<zh>自从|从)\s*)$", re.I)
+_CONNECTOR = re.compile(r"\s*(?P<c>and|to|until|till|through|thru|到|至|~|-|–)\s*", re.I)
+_ZH_SUFFIX = re.compile(r"\s*(?P<s>以来|起(?![草床飞码身点诉])|开始|之后|以后|之前|以前)")
+_RANGE_CONNECTORS = {
+    "between": ("and",),
+    "from": ("to", "until", "till", "through", "thru", "-", "–"),
+    "从": ("到", "至", "-", "~"),
+    "": ("到", "至", "~"),
+}
+
+
+def _open(hit: _Hit, start: int, end: int, word: str) -> _Hit | None:
+    """``since X``, ``X以来``, ``before X``, ... : one side of X, the other side open."""
+    if hit.since is None or hit.until is None:
+        return None
+    try:
+        if word in ("since", "自从", "以来", "起", "开始"):
+            return replace(hit, start=start, end=end, until=None)
+        if word in ("after", "之后", "以后"):
+            return replace(hit, start=start, end=end, since=hit.until + _DAY, until=None)
+        if word in ("before", "之前", "以前"):
+            return replace(hit, start=start, end=end, since=None, until=hit.since - _DAY)
+    except OverflowError:
+        return None
+    return replace(hit, start=start, end=end, since=None)  # until, till
+
+
+def _range(hit: _Hit, text: str, word: str, starts: dict[int, _Hit]) -> _Hit | None:
+    """``between X and Y``, ``from X to Y``, ``X到Y``: the smallest window holding both."""
+    connector = _CONNECTOR.match(text, hit.end)
+    if not connector or connector["c"].lower() not in _RANGE_CONNECTORS.get(word, ()):
+        return None
+    other = starts.get(connector.end())
+    if other is None:
+        return None
+    dates = [d for d in (hit.since, hit.until, other.since, other.until) if d is not None]
+    return replace(hit, end=other.end, since=min(dates), until=max(dates))
+
+
+def _widen(hit: _Hit, text: str, starts: dict[int, _Hit]) -> _Hit | None:
+    prefix = _PREFIX.search(text, 0, hit.start)
+    word = (prefix["en"] or prefix["zh"]).lower() if prefix else ""
+    start = prefix.start() if prefix else hit.start
+    joined = _range(hit, text, word, starts)
+    if joined:
+        return replace(joined, start=start if word else hit.start)
+    suffix = _ZH_SUFFIX.match(text, hit.end)
+    if suffix:
+        return _open(hit, start, suffix.end(), suffix["s"])
+    if word in ("since", "after", "before", "until", "till", "自从"):
+        return _open(hit, start, hit.end, word)
+    return replace(hit, start=start) if word == "from" else hit
+
+
+def _first(text: str, hits: list[_Hit]) -> _Hit | None:
+    """The leftmost (then longest) resolvable phrase, widened by the words around it."""
+    bad = [h for h in hits if not h.resolved]
+    good = [
+        h
+        for h in hits
+        if h.resolved
+        and not any(b.start <= h.start and h.end <= b.end and b.end - b.start > h.end - h.start for b in bad)
+    ]
+    starts: dict[int, _Hit] = {}
+    for hit in sorted(good, key=lambda h: h.end - h.start):
+        starts[hit.start] = hit
+    widened = [_widen(h, text, starts) for h in good if h.primary]
+    return min((h for h in widened if h), key=lambda h: (h.start, -h.end), default=None)
+
+
+# --- removing the phrase ---------------------------------------------------------------------
+
+
+def _is_cjk(ch: str) -> bool:
+    return "\u2e80" <= ch <= "\u9fff" or "\uf900" <= ch <= "\ufaff" or "\uff00" <= ch <= "\uffef"
+
+
+def _tidy(text: str) -> str:
+    text = re.sub(r"\s+", " ", text).strip()
+    text = re.sub(r" (?=[,.;:!?，。；：！？、])", "", text)
+    text = re.sub(r"([,;:，；：、])(?:\s*[,;:，；：、])+", r"\1", text)
+    text = re.sub(r"^[\s,.;:!?，。；：！？、\-–—]+", "", text)
+    text = re.sub(r"[\s,;:，；：、\-–—]+$", "", text)
+    return text if any(ch.isalnum() for ch in text) else ""
+
+
+def _remove(text: str, start: int, end: int) -> str:
+    """``text`` without ``text[start:end]`` (and a trailing possessive 's or 的), tidied."""
+    left = text[:start].rstrip()
+    right = re.sub(r"^(?:['’]s\b|的)", "", text[end:]).lstrip()
+    cjk_seam = bool(left and right) and (_is_cjk(left[-1]) or _is_cjk(right[0]))
+    return _tidy(left + ("" if cjk_seam else " ") + right)
+
+
+def extract_time_window(query: str, as_of: datetime.date) -> tuple[DateWindow | None, str]:
+    """Find the time phrase in a recall query; return its window and the query without it.
+
+    ``extract_time_window("what did we decide last week?", date(2026, 3, 11))`` gives the window
+    2026-03-02..2026-03-08 (phrase ``"last week"``) and ``"what did we decide?"``. Chinese is
+    matched inside text: ``"我上周决定了什么"`` gives last week and ``"我决定了什么"``. Only the first
+    phrase is used (see the module docstring); with no resolvable phrase the result is
+    ``(None, query)`` with ``query`` unchanged. The remainder is ``""`` only when nothing but the
+    time phrase and punctuation was there.
+    """
+    hit = _first(query, _scan(query, as_of))
+    if hit is None:
+        return None, query
+    window = DateWindow(hit.since, hit.until, query[hit.start : hit.end].strip())
+    return window, _remove(query, hit.start, hit.end)
+
+
+# --- --since / --until ---------------------------------------------------------------------------
+
+_ISO = re.compile(r"(?P<y>[0-9]{4})(?:-(?P<m>[0-9]{1,2})(?:-(?P<d>[0-9]{1,2}))?)?")
+_RELATIVE = re.compile(r"(?P<n>[0-9]{1,4})\s*(?P<u>d|w|m|y|days?|weeks?|months?|years?)(?:\s+ago)?", re.I)
+_RELATIVE_UNITS = {"d": "day", "w": "week", "m": "month", "y": "year"}
+_ACCEPTED = (
+    "2026-03-01, 2026-03, 2026; 7d, 2w, 3m, 1y (days/weeks/months/years ago); today, yesterday, "
+    "this/last week, this/last month, this/last year, last 7 days, recently, in March, last Friday; "
+    "今天, 昨天, 前天, 上周, 本周, 上个月, 本月, 今年, 去年, 三天前, 最近, 三月, 2026年3月10日, 上周五"
+)
+
+
+def _iso_bound(m: re.Match[str], end: bool) -> datetime.date:
+    year = int(m["y"])
+    if m["d"]:
+        return datetime.date(year, int(m["m"]), int(m["d"]))
+    first, last = _month(datetime.date(year, int(m["m"]), 1)) if m["m"] else _year(datetime.date(year, 1, 1))
+    return last if end else first
+
+
+def _phrase_window(value: str, as_of: datetime.date) -> DateWindow | None:
+    """A window when ``value`` is nothing but a time phrase; a bare month name counts too."""
+    for text in (value, f"in {value}"):
+        window, rest = extract_time_window(text, as_of)
+        if window and not rest:
+            return window
+    return None
+
+
+def parse_when(value: str, as_of: datetime.date, *, end: bool = False) -> datetime.date:
+    """Read a ``--since``/``--until`` value as a date, relative to ``as_of``.
+
+    Accepts ISO ``2026-03-01``, ``2026-03`` and ``2026``; ``7d``/``2w``/``3m``/``1y`` (that long
+    before ``as_of``); and any phrase :func:`extract_time_window` understands on its own ("last
+    week", "上周", "三月", ...). A month, year or other period gives its first day, or its last day
+    when ``end`` is true. Raises :class:`~vault_tools.errors.UsageError` listing the accepted forms.
+    """
+    text = value.strip()
+    iso = _ISO.fullmatch(text)
+    relative = _RELATIVE.fullmatch(text)
+    try:
+        if iso:
+            return _iso_bound(iso, end)
+        if relative:
+            return _ago(as_of, int(relative["n"]), _RELATIVE_UNITS[relative["u"][0].lower()])
+    except (ValueError, OverflowError) as exc:
+        raise UsageError(f"{value!r} is not a real date ({exc}); accepted forms: {_ACCEPTED}") from None
+    window = _phrase_window(text, as_of) if text else None
+    bound = (window.until if end else window.since) if window else None
+    if bound is None:
+        raise UsageError(f"cannot read {value!r} as a date; accepted forms: {_ACCEPTED}")
+    return bound
