@@ -1,0 +1,332 @@
+"""Text analysis for the index: English words stemmed, CJK text cut into overlapping bigrams.
+
+Design. One regular expression walks the text once and finds two kinds of runs: *word runs*
+(letters and digits of any script that writes with spaces, with ``3.14``/``2.7.5`` kept whole)
+and *CJK runs* (Han, kana, hangul, bopomofo). A word run is lower-cased (NFKC first if it is not
+ASCII, so full-width ``ＡＢＣ１２`` reads as ``abc12``) and stemmed (Porter2), so "decided" and
+"decide" meet at ``decid``. A CJK run has no spaces to split on and we ship no dictionary (jieba
+costs 0.5-1.1 s per process), so it becomes overlapping character bigrams: 花生和坚果过敏 gives
+花生 生和 和坚 坚果 果过 过敏, which any two-character word of the run matches, mid-sentence or
+not. A script change is a boundary: ``gen-itgc后`` gives ``gen itgc 后`` and ``用Python写``
+gives ``用 python 写``. Punctuation, symbols, emoji and control characters separate tokens and
+are never tokens themselves.
+
+One-character queries (猫, 牙). A lone CJK character is a term of its own. At index time the
+last character of every longer run is added as well, so every occurrence of a character is
+either the start of a bigram or such a unigram: :func:`term_query` searches a one-character
+term as the character OR any bigram starting with it (:class:`CjkCharQuery`). Indexing every
+character instead (Lucene's ``outputUnigrams``) finds the same notes but triples the build
+time (100k generated entries, text field alone: 59 s instead of 20 s). At query time only bigrams are produced,
+so a two-character query never turns into two common single characters.
+
+Queries. A query whose words are split in a note (花生过敏 against 花生和坚果过敏) shares 花生 and
+过敏 but not 生过: search the terms with OR and ranking, not AND. :func:`query_terms` drops the
+stop and question words of both languages, which otherwise become noise terms (什么, 那个, what).
+
+Positions: each word is one position; a CJK run of n characters takes n-1 positions (one per
+bigram; the trailing unigram shares the last one), identically at index and query time, so phrase
+queries work across scripts. Character offsets point into the original text.
+
+The analyzer is pickled into the index schema by class path: keep :class:`BilingualAnalyzer`
+importable under this name, and bump :data:`ANALYZER_VERSION` whenever its output changes so the
+index is rebuilt.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterator
+from functools import lru_cache
+from typing import Any
+
+from whoosh import matching
+from whoosh.analysis import Analyzer, Token
+from whoosh.lang.porter2 import stem as _porter2_stem
+from whoosh.query import Prefix, Query, Term
+from whoosh.query.compound import PreloadedOr
+
+__all__ = [
+    "ANALYZER_VERSION",
+    "CJK_QUERY_STOP_WORDS",
+    "ENGLISH_QUERY_STOP_WORDS",
+    "BilingualAnalyzer",
+    "CjkCharQuery",
+    "query_terms",
+    "term_query",
+    "text_analyzer",
+    "tokenize",
+]
+
+#: Bump when the terms the analyzer produces change; the index stores it and rebuilds on mismatch.
+ANALYZER_VERSION = 1
+
+# Han (incl. extension A, compatibility ideographs, the supplementary planes), 々 〇 and
+# the Hangzhou numerals, kana (without the ・ middle dot, a separator), half-width katakana,
+# hangul (syllables and jamo), bopomofo.
+_CJK_CLASS = (
+    "\u3005\u3007\u3021-\u3029\u3038-\u303b"
+    "\u3040-\u309f\u30a1-\u30fa\u30fc-\u30ff\u31f0-\u31ff\uff66-\uff9f"
+    "\u3100-\u312f\u31a0-\u31bf"
+    "\u1100-\u11ff\u3130-\u318f\ua960-\ua97f\uac00-\ud7a3\ud7b0-\ud7ff"
+    "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f"
+)
+# A word: letters/digits of any other script (\w without "_" and without CJK), with dotted
+# numbers kept whole ("3.14", "v2.7.5"). Group 1 is a word, group 2 a CJK run.
+_TOKEN_RE = re.compile(
+    rf"([^\W_{_CJK_CLASS}]+(?:(?<=\d)\.\d+)*)|([{_CJK_CLASS}]+)",
+)
+_CJK_CHAR_RE = re.compile(f"[{_CJK_CLASS}]")
+
+
+def _word_set(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+#: English words dropped from keyword queries: articles, pronouns, auxiliaries, prepositions,
+#: question words and the verbs people use to ask a memory ("remember", "told", "called").
+#: Compared with the lower-cased word before stemming.
+ENGLISH_QUERY_STOP_WORDS: frozenset[str] = _word_set(
+    """
+    a about above after again all also am an and any anything are as at be been before being
+    both but by can could d did do does doing done during each ever for from had has have having
+    he her here hers him his how i if in into is it its itself just ll m me might mine must my
+    no nor of on once only or other our ours ourselves out over re s said say says shall she
+    should so some something such t tell than that the their theirs them then there these they
+    this those through to told too under until up us ve very was we were what whats when where
+    which while who whom whose why will with would you your yours yourself
+    remember remembered recall recalled mention mentioned called named know knew thing things
+    stuff
+    """
+)
+
+#: Chinese words dropped from keyword queries: particles, pronouns, copulas, question words and
+#: asking verbs (来着, 记得, 说过). They are cut out of the query text before it is split into
+#: bigrams, so they also stop junk bigrams across them (学的, 的那). Longest match wins.
+CJK_QUERY_STOP_WORDS: frozenset[str] = _word_set(
+    """
+    什么时候 为什么 是不是 有没有 怎么样 怎么办 怎么做 怎么回事 是什么 多少 什么 怎么 怎样 如何
+    那个 这个 那些 这些 哪个 哪些 哪里 哪儿 哪天 这里 那里 这儿 那儿 这样 那样 其他 其它
+    之前 以前 曾经 已经 我们 你们 他们 她们 咱们 自己 来着 一下 一个 一些 关于 有关
+    记得 说过 提过 提到 告诉 叫做 但是 还是 就是 可是 只是 不是 是否 的确 为了 除了 那么 这么 多么
+    的 了 吗 呢 吧 啊 呀 嘛 哦 我 你 他 她 它 是 叫 在 和 与 也 那 这 哪 谁 啥 几
+    """
+)
+
+# Ordinary words that contain a one-character stop word and must survive query clean-up.
+_CJK_KEEP_WORDS: frozenset[str] = _word_set(
+    """
+    目的 的士 了解 了不起 吗啡 酒吧 网吧 自我 现在 存在 实在 在线 所在 和平 总和 温和 暖和 和谐 茶几
+    """
+)
+
+
+def _alternation(words: frozenset[str]) -> str:
+    return "|".join(re.escape(w) for w in sorted(words, key=lambda w: (-len(w), w)))
+
+
+# Group 1: a word to keep; otherwise a stop word to cut out. Alternatives are tried in order at
+# each position, so a kept word (了解) shadows the stop word inside it (了).
+_CJK_STOP_RE = re.compile(
+    f"({_alternation(_CJK_KEEP_WORDS)})|(?:{_alternation(CJK_QUERY_STOP_WORDS)})",
+)
+
+
+# How many single CJK characters the index side adds (see BilingualAnalyzer).
+_NONE, _FINAL, _ALL = 0, 1, 2
+_UNIGRAM_MODES = {"none": _NONE, "final": _FINAL, "all": _ALL}
+
+
+@lru_cache(maxsize=65536)
+def _normalize_word(word: str) -> str:
+    """Lower-case and stem one word run (cached: vocabularies are Zipfian).
+
+    Porter2 (Snowball English), not ``whoosh.lang.porter``: the latter leaves doubled
+    consonants ("stopped" -> "stopp", "running" -> "runn"), so "stop" would miss "stopped".
+    """
+    if not word.isascii():
+        word = unicodedata.normalize("NFKC", word)
+    word = word.lower()
+    if word.isdigit() or not word.isascii():
+        return word
+    return str(_porter2_stem(word))
+
+
+def _terms(
+    text: str, *, unigrams: int, drop: frozenset[str] = frozenset()
+) -> Iterator[tuple[str, int, int, int]]:
+    """Yield ``(term, position, startchar, endchar)`` for every term of ``text``.
+
+    ``unigrams`` adds single CJK characters of runs longer than one: ``_FINAL`` the last
+    character of each run, ``_ALL`` every character, ``_NONE`` none. A word whose lower-cased
+    form is in ``drop`` is skipped without taking a position.
+    """
+    pos = 0
+    norm = _normalize_word
+    for m in _TOKEN_RE.finditer(text):
+        word = m.group(1)
+        if word is not None:
+            if drop and word.lower() in drop:
+                continue
+            yield norm(word), pos, m.start(), m.end()
+            pos += 1
+            continue
+        run = m.group(2)
+        start = m.start()
+        n = len(run)
+        if n == 1:
+            yield run, pos, start, start + 1
+            pos += 1
+            continue
+        if unigrams == _ALL:
+            for i in range(n - 1):
+                yield run[i : i + 2], pos + i, start + i, start + i + 2
+                yield run[i], pos + i, start + i, start + i + 1
+        else:
+            for i in range(n - 1):
+                yield run[i : i + 2], pos + i, start + i, start + i + 2
+        if unigrams:
+            yield run[-1], pos + n - 2, start + n - 1, start + n
+        pos += n - 1
+
+
+class BilingualAnalyzer(Analyzer):  # type: ignore[misc]
+    """Whoosh analyzer for English + CJK text: stemmed words, CJK bigrams (see the module doc).
+
+    ``cjk_unigrams`` says which single CJK characters of runs longer than one are indexed on top
+    of the bigrams: ``"final"`` (the default) the last of each run, ``"all"`` every one,
+    ``"none"`` none. It applies only when Whoosh calls with ``mode="index"``.
+    """
+
+    # Class-level defaults, so an instance unpickled from an older schema still has them.
+    cjk_unigrams = "final"
+    version = ANALYZER_VERSION
+
+    def __init__(self, *, cjk_unigrams: str = "final") -> None:
+        if cjk_unigrams not in _UNIGRAM_MODES:
+            raise ValueError(f"cjk_unigrams must be one of {sorted(_UNIGRAM_MODES)}, not {cjk_unigrams!r}")
+        self.cjk_unigrams = cjk_unigrams
+        self.version = ANALYZER_VERSION
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(cjk_unigrams={self.cjk_unigrams!r}, version={self.version})"
+
+    def __call__(
+        self,
+        value: str,
+        positions: bool = False,
+        chars: bool = False,
+        keeporiginal: bool = False,
+        removestops: bool = True,
+        start_pos: int = 0,
+        start_char: int = 0,
+        tokenize: bool = True,
+        mode: str = "",
+        **kwargs: Any,
+    ) -> Iterator[Token]:
+        t = Token(positions, chars, removestops=removestops, mode=mode, **kwargs)
+        t.boost = 1.0
+        t.stopped = False
+        if not tokenize:
+            # Whoosh asks for the value untokenized for wildcard/prefix/range terms.
+            t.original = value
+            t.text = value.lower()
+            if positions:
+                t.pos = start_pos
+            if chars:
+                t.startchar = start_char
+                t.endchar = start_char + len(value)
+            yield t
+            return
+        unigrams = _UNIGRAM_MODES[self.cjk_unigrams] if mode == "index" else _NONE
+        for text, pos, startchar, endchar in _terms(value, unigrams=unigrams):
+            t.text = text
+            if keeporiginal:
+                t.original = value[startchar:endchar]
+            if positions:
+                t.pos = start_pos + pos
+            if chars:
+                t.startchar = start_char + startchar
+                t.endchar = start_char + endchar
+            yield t
+
+
+def text_analyzer() -> Analyzer:
+    """The analyzer of the ``text`` field, used at index and at query time.
+
+    Whoosh passes ``mode="index"`` when indexing and ``mode="query"`` when parsing; only the
+    former adds single CJK characters (see :func:`term_query`).
+    """
+    return BilingualAnalyzer()
+
+
+def tokenize(text: str) -> list[str]:
+    """The terms the analyzer produces for ``text`` at query time, in order, duplicates kept.
+
+    Words are lower-cased and stemmed, CJK runs become overlapping bigrams (a lone CJK character
+    stays itself). Use it for highlighting and near-duplicate detection.
+
+    >>> tokenize("Decided: 用Python写止损脚本 v2.7")
+    ['decid', '用', 'python', '写止', '止损', '损脚', '脚本', 'v2.7']
+    """
+    return [term for term, _, _, _ in _terms(text, unigrams=_NONE)]
+
+
+def query_terms(text: str) -> list[str]:
+    """The terms of a keyword query: stop and question words removed, duplicates dropped.
+
+    English words in :data:`ENGLISH_QUERY_STOP_WORDS` and Chinese words in
+    :data:`CJK_QUERY_STOP_WORDS` are removed before analysis (the Chinese ones are cut out of
+    the text, so no bigram spans them); the rest is analyzed as by :func:`tokenize`. A lone CJK
+    character left over (用 and 写 in 用Python写的爬虫, 学 in 我之前学的那个设计模式) is dropped
+    too when the query has longer terms: it says little, and :func:`term_query` must search it
+    through every bigram it starts, which takes 0.1 s for a common character in 20k notes.
+    If nothing is left (the query was only such words, "what is it" / "什么"), the terms of the
+    whole query are returned instead, so a query with any word in it never yields an empty list.
+
+    >>> query_terms("我之前学的那个设计模式叫什么")
+    ['设计', '计模', '模式']
+    >>> query_terms("what did we decide about the database?")
+    ['decid', 'databas']
+    >>> query_terms("猫和狗")
+    ['猫', '狗']
+    """
+    cleaned = _CJK_STOP_RE.sub(lambda m: m.group(1) or " ", text)
+    terms = [term for term, _, _, _ in _terms(cleaned, unigrams=_NONE, drop=ENGLISH_QUERY_STOP_WORDS)]
+    longer = [t for t in terms if len(t) > 1 or not _CJK_CHAR_RE.match(t)]
+    if longer:
+        terms = longer
+    elif not terms:
+        terms = tokenize(text)
+    return list(dict.fromkeys(terms))
+
+
+class CjkCharQuery(Prefix):  # type: ignore[misc]
+    """Notes containing one CJK character: the character as a term, or any bigram it starts.
+
+    That is a ``Prefix`` query (the character is a prefix of itself), but Whoosh ORs a prefix's
+    terms as a binary tree of union matchers, which takes seconds for a common character with
+    hundreds of bigrams (的: 277 bigrams, 2.9 s on 20k notes). This one unions them through
+    Whoosh's preloading array matcher instead (110 ms) and scores them (BM25 summed over the
+    bigrams), so a note that mentions the character more often ranks higher.
+    """
+
+    def __init__(self, fieldname: str, text: str, boost: float = 1.0) -> None:
+        super().__init__(fieldname, text, boost=boost, constantscore=False)
+
+    def matcher(self, searcher: Any, context: Any = None) -> Any:
+        terms = [Term(self.fieldname, text) for text in self._btexts(searcher.reader()) if text]
+        if not terms:
+            return matching.NullMatcher()
+        return PreloadedOr(terms, boost=self.boost).matcher(searcher, context)
+
+
+def term_query(term: str, fieldname: str = "text") -> Query:
+    """The Whoosh query that finds one term of :func:`query_terms` in a :func:`text_analyzer` field.
+
+    A plain ``Term``, except a single CJK character, which is indexed as such only where it ends
+    a run: :class:`CjkCharQuery` finds it also where it starts a bigram.
+    """
+    if len(term) == 1 and _CJK_CHAR_RE.match(term):
+        return CjkCharQuery(fieldname, term)
+    return Term(fieldname, term)
