@@ -1,0 +1,369 @@
+"""Heartbeat speed and cost: rules mode over a busy week, and what LLM mode sends as the vault grows.
+
+    python bench/heartbeat_bench.py [--entries 1000] [--seed 11] [--keep DIR]
+
+1. Rules mode: a deterministic busy week (``--entries`` entries over 7 days, English and Chinese:
+   decisions, preferences, lessons, facts, repeated preferences, temporary plans, todos, the
+   assistant's boilerplate, secrets, #private entries) in a git repository, with a MEMORY.md of 200
+   items (some expired, some about to be superseded). The first heartbeat is timed with every
+   commit it makes; then a second run with nothing new (target: under 5 s and under 1 s).
+2. LLM mode against the OpenAI-compatible test server (``tests/llm_server.py``, 127.0.0.1): the same
+   200 new entries in a small vault and in a vault with 20x the history and 20x the MEMORY.md
+   items, then 2x the new entries; requests, prompt and completion tokens per run (target: they
+   follow the new entries, not the vault's size).
+
+Prints a Markdown table with the ratios.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import datetime as dt
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+
+from llm_server import LLMServer, Reply, user_payload  # type: ignore[import-not-found]  # noqa: E402
+
+from vault_tools import heartbeat  # noqa: E402
+from vault_tools.config import LLMConfig, load_config  # noqa: E402
+
+END = dt.date(2026, 12, 1)
+TOOLS = [
+    "PostgreSQL",
+    "SQLite",
+    "Redis",
+    "Kafka",
+    "pnpm",
+    "Bun",
+    "Vite",
+    "Rust",
+    "Go",
+    "FastAPI",
+    "Django",
+    "Terraform",
+    "Ansible",
+    "Nix",
+]
+PARTS = [
+    "billing",
+    "ingest",
+    "search",
+    "reports",
+    "auth",
+    "dashboard",
+    "exporter",
+    "scheduler",
+    "gateway",
+    "notifier",
+]
+THINGS = [
+    "tea",
+    "coffee",
+    "oat-milk",
+    "trains",
+    "bikes",
+    "paper-books",
+    "e-books",
+    "mornings",
+    "evenings",
+    "vim",
+    "emacs",
+    "dark-mode",
+]
+PEOPLE = ["Maria", "Tom", "Jonas", "Wei", "Priya", "Lena", "Ada", "Sven"]
+PLACES = ["café", "office", "library", "park", "bakery", "station"]
+ZH_PARTS = ["账单", "导入", "搜索", "报表", "登录", "看板", "导出", "调度", "网关", "通知"]
+ZH_THINGS = ["绿茶", "黑咖啡", "燕麦奶", "火车", "自行车", "纸质书", "早起", "夜跑", "辣的菜", "甜点"]
+BOILERPLATE = [
+    "HEARTBEAT_OK",
+    "Good morning! How can I help you today?",
+    "早上好",
+    "I'm sorry, I can't help with that.",
+    "Sure! Here's a summary of your notes from today.",
+]
+
+
+class Week:
+    """A deterministic busy week of notes plus a MEMORY.md, written into a folder."""
+
+    def __init__(self, seed: int) -> None:
+        self.rng = random.Random(seed)
+        self.serial = 0
+
+    def pick(self, items: list[str]) -> str:
+        return self.rng.choice(items)
+
+    def entry(self) -> str:
+        self.serial += 1
+        n = self.serial
+        roll = self.rng.random()
+        makers: list[tuple[float, Callable[[], str]]] = [
+            (
+                0.035,
+                lambda: f"Decided to use {self.pick(TOOLS)} for the {self.pick(PARTS)} service, ticket {n}.",
+            ),
+            (0.02, lambda: f"决定以后{self.pick(ZH_PARTS)}模块都用 {self.pick(TOOLS)}，编号 {n}。"),
+            (0.03, lambda: f"I prefer {self.pick(THINGS)} over {self.pick(THINGS)} for task {n}."),
+            (0.015, lambda: f"我更喜欢{self.pick(ZH_THINGS)}，第 {n} 次这么觉得。"),
+            (0.02, lambda: f"Lesson: always check the {self.pick(PARTS)} dashboards before release {n}."),
+            (0.01, lambda: f"教训：发布{self.pick(ZH_PARTS)}之前一定要先备份，第 {n} 次提醒。"),
+            (0.03, lambda: "I prefer dark roast coffee over light roast."),  # repeated across days
+            (
+                0.45,
+                lambda: (
+                    f"Met {self.pick(PEOPLE)} at the {self.pick(PLACES)} about the {self.pick(PARTS)} work {n}."
+                ),
+            ),
+            (
+                0.12,
+                lambda: f"Tomorrow at {self.rng.randint(8, 18)} the {self.pick(PARTS)} review {n} happens.",
+            ),
+            (0.09, lambda: f"[ ] Follow up on the {self.pick(PARTS)} ticket {n}"),
+            (0.12, lambda: self.pick(BOILERPLATE)),
+            (0.01, lambda: f"The {self.pick(PARTS)} API key is sk-proj-{self.token(40)}"),
+            (0.05, lambda: f"Talked with the therapist about the {self.pick(PARTS)} stress {n}. #private"),
+        ]
+        total = 0.0
+        for weight, make in makers:
+            total += weight
+            if roll < total:
+                return make()
+        return makers[7][1]()
+
+    def token(self, length: int) -> str:
+        alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+        return "".join(self.rng.choice(alphabet) for _ in range(length))
+
+    def write_days(self, vault: Path, entries: int, days: int, end: dt.date) -> None:
+        per_day = [entries // days + (1 if d < entries % days else 0) for d in range(days)]
+        for offset, count in enumerate(per_day):
+            day = end - dt.timedelta(days=days - 1 - offset)
+            lines = [f"---\ndate: {day.isoformat()}\ntags: [daily]\n---\n# {day.isoformat()}\n\n"]
+            for index in range(count):
+                minute = index * 1439 // max(1, count)
+                lines.append(f"- {minute // 60:02d}:{minute % 60:02d} {self.entry()}\n")
+            path = vault / "memory" / f"{day.isoformat()}.md"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text("".join(lines), encoding="utf-8")
+
+    def write_memory(self, vault: Path, items: int) -> None:
+        sections: dict[str, list[str]] = {"Decisions": [], "Preferences": [], "Lessons": [], "Facts": []}
+        for n in range(items):
+            day = dt.date(2026, 1, 1) + dt.timedelta(days=n % 300)
+            name = list(sections)[n % 4]
+            if n < 10:
+                text = f"The {PARTS[n]} demo is on {day.isoformat()} [expires:: 2026-11-{10 + n:02d}]"
+            elif n < 15:
+                text = f"Use {TOOLS[n - 10]} for the {PARTS[n - 10]} service"
+            else:
+                text = f"Item {n} about {self.pick(PEOPLE)} and the {self.pick(PARTS)} {self.pick(PLACES)}"
+            sections[name].append(f"- {day.isoformat()}: {text} [importance:: 0.6] ^m-{n:06x}\n")
+        body = "---\ntitle: Long-term memory\n---\n# Long-term memory\n"
+        for name, lines in sections.items():
+            body += f"\n## {name}\n\n" + "".join(lines)
+        (vault / "MEMORY.md").write_text(body, encoding="utf-8")
+
+
+def git_commit_all(vault: Path) -> None:
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "Lin",
+        "GIT_AUTHOR_EMAIL": "lin@example.com",
+        "GIT_COMMITTER_NAME": "Lin",
+        "GIT_COMMITTER_EMAIL": "lin@example.com",
+    }
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "notes", "--no-gpg-sign"]):
+        subprocess.run(["git", *args], cwd=vault, env=env, check=True, capture_output=True)
+
+
+def make_vault(
+    folder: Path,
+    *,
+    seed: int,
+    entries: int,
+    memory_items: int,
+    history_days: int = 0,
+    history_per_day: int = 0,
+) -> Path:
+    folder.mkdir(parents=True)
+    (folder / ".vault-tools").mkdir()
+    (folder / ".vault-tools" / "config.toml").write_text("[heartbeat]\nquiet_seconds = 0\n")
+    (folder / ".gitignore").write_text(".vault-tools/\n")
+    if history_days:
+        Week(seed + 1).write_days(
+            folder, history_days * history_per_day, history_days, END - dt.timedelta(days=7)
+        )
+    week = Week(seed)
+    week.write_days(folder, entries, 7, END)
+    week.write_memory(folder, memory_items)
+    git_commit_all(folder)
+    return folder
+
+
+def count_commits(vault: Path) -> int:
+    out = subprocess.run(["git", "rev-list", "--count", "HEAD"], cwd=vault, capture_output=True, text=True)
+    return int(out.stdout.strip())
+
+
+def rules_rows(base: Path, entries: int, seed: int) -> list[dict[str, Any]]:
+    vault = make_vault(base / "rules", seed=seed, entries=entries, memory_items=200)
+    config = load_config(vault)
+    rows = []
+    for label in ("first run", "second run, nothing new"):
+        before = count_commits(vault)
+        started = time.perf_counter()
+        report = heartbeat.run_heartbeat(config, heartbeat.Options(as_of=END, use_llm=False))
+        seconds = time.perf_counter() - started
+        rows.append(
+            {
+                "run": label,
+                "new": report.new_entries,
+                "promoted": len(report.promoted),
+                "merged": len(report.merged),
+                "pruned": len(report.pruned),
+                "commits": count_commits(vault) - before,
+                "seconds": seconds,
+            }
+        )
+    return rows
+
+
+def simulated_model(request: dict[str, Any]) -> str:
+    """Answers like a cooperative model: the entries that state a decision, preference or lesson."""
+    found = []
+    for entry in user_payload(request).get("entries", []):
+        text = entry["text"]
+        category = next(
+            (
+                c
+                for keys, c in (
+                    (("Decided", "决定"), "decision"),
+                    (("prefer", "喜欢"), "preference"),
+                    (("Lesson", "教训"), "lesson"),
+                )
+                if any(k in text for k in keys)
+            ),
+            None,
+        )
+        if category:
+            found.append({"text": text, "sources": [entry["id"]], "category": category, "importance": 0.8})
+    return json.dumps({"insights": found}, ensure_ascii=False)
+
+
+def llm_rows(base: Path, seed: int) -> list[dict[str, Any]]:
+    scenarios = [
+        ("small vault: 100 items, 30 days of history", 200, 100, 30),
+        ("20x vault: 2,000 items, 600 days of history", 200, 2000, 600),
+        ("100x vault: 10,000 items, 3,000 days of history", 200, 10000, 3000),
+        ("20x vault, 2x new entries", 400, 2000, 600),
+    ]
+    rows = []
+    with LLMServer() as server:
+        server.default = Reply(responder=simulated_model)
+        for number, (label, new, items, history) in enumerate(scenarios):
+            vault = make_vault(
+                base / f"llm-{number}",
+                seed=seed,
+                entries=new,
+                memory_items=items,
+                history_days=history,
+                history_per_day=10,
+            )
+            loaded = load_config(vault)
+            config = dataclasses.replace(
+                loaded,
+                llm=LLMConfig(base_url=server.base_url, model="bench-model", max_tokens_per_run=200_000),
+            )
+            size = sum(p.stat().st_size for p in vault.rglob("*.md"))
+            started = time.perf_counter()
+            report = heartbeat.run_heartbeat(config, heartbeat.Options(as_of=END))
+            rows.append(
+                {
+                    "scenario": label,
+                    "vault_kb": size // 1024,
+                    "new": report.new_entries,
+                    "requests": report.requests,
+                    "prompt": report.tokens["prompt"],
+                    "completion": report.tokens["completion"],
+                    "promoted": len(report.promoted),
+                    "seconds": time.perf_counter() - started,
+                    "mode": report.mode,
+                }
+            )
+    return rows
+
+
+def table(rules: list[dict[str, Any]], llm: list[dict[str, Any]], entries: int) -> str:
+    lines = [
+        f"### Rules mode: a busy week ({entries} entries over 7 days, MEMORY.md of 200 items)",
+        "",
+        "| run | new entries | promoted | merged | pruned | commits | seconds | target |",
+        "|---|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    targets = ["< 5 s", "< 1 s, no commit"]
+    for row, target in zip(rules, targets, strict=True):
+        lines.append(
+            f"| {row['run']} | {row['new']} | {row['promoted']} | {row['merged']} | {row['pruned']} | "
+            f"{row['commits']} | {row['seconds']:.2f} | {target} |"
+        )
+    first, second = rules
+    lines += [
+        "",
+        f"Per commit: {1000 * first['seconds'] / max(1, first['commits']):.1f} ms; "
+        f"second run / first run: {second['seconds'] / first['seconds']:.2f}x.",
+        "",
+        "### LLM mode against tests/llm_server.py (one batched request per run)",
+        "",
+        "| scenario | vault size | new entries | requests | prompt tokens | completion tokens | promoted | seconds |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for row in llm:
+        lines.append(
+            f"| {row['scenario']} | {row['vault_kb']} KB | {row['new']} | {row['requests']} | {row['prompt']} | "
+            f"{row['completion']} | {row['promoted']} | {row['seconds']:.2f} |"
+        )
+    small, big, huge, double = llm
+    lines += [
+        "",
+        "Prompt tokens with the same 200 new entries: 20x vault / small vault "
+        f"{big['prompt'] / small['prompt']:.2f}x (vault {big['vault_kb'] / max(1, small['vault_kb']):.0f}x larger), "
+        f"100x / small {huge['prompt'] / small['prompt']:.2f}x "
+        f"(vault {huge['vault_kb'] / max(1, small['vault_kb']):.0f}x larger); "
+        f"2x new entries / 1x (20x vault): {double['prompt'] / big['prompt']:.2f}x.",
+    ]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--entries", type=int, default=1000)
+    parser.add_argument("--seed", type=int, default=11)
+    parser.add_argument("--keep", type=Path, help="build the vaults here and keep them")
+    args = parser.parse_args(argv)
+    home = tempfile.TemporaryDirectory(prefix="hb-bench-")
+    base = args.keep or Path(home.name)
+    os.environ.setdefault("GIT_CONFIG_NOSYSTEM", "1")
+    try:
+        rules = rules_rows(base, args.entries, args.seed)
+        llm = llm_rows(base, args.seed)
+    finally:
+        if args.keep is None:
+            home.cleanup()
+    print(table(rules, llm, args.entries))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

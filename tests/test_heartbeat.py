@@ -1,0 +1,768 @@
+"""The heartbeat end to end, with real git in temp dirs: promote, merge, prune, commit, resume, undo."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from vault_tools import cli, heartbeat, locks
+from vault_tools.config import Config, load_config
+from vault_tools.errors import GitError, LockedError, UsageError
+from vault_tools.heartbeat import HeartbeatReport, Options
+
+AS_OF = dt.date(2026, 12, 1)
+HUMAN = ["-c", "user.name=Lin", "-c", "user.email=lin@example.com", "-c", "commit.gpgsign=false"]
+
+MEMORY_EN = """---
+title: Long-term memory
+# edited by hand and by the heartbeat
+---
+# Long-term memory
+
+## Decisions
+
+- 2026-09-14: Use yarn workspaces for the Atlas web frontend [importance:: 0.5] [source:: [[2026-09-14]]] ^m-9e0f3a
+
+## Preferences
+
+- 2026-05-11: Prefers concise answers, code first [importance:: 0.8] [source:: [[2026-05-11]]] ^m-2d4e6f
+
+## Facts
+
+- 2026-11-16: The Hamburg demo is on 2026-11-26 [importance:: 0.5] [expires:: 2026-11-27] [source:: [[2026-11-16]]] ^m-e83a51
+"""
+
+MEMORY_ZH = """---
+title: 长期记忆
+---
+# 长期记忆
+
+## 决定
+
+- 2026-10-08: 部署窗口定在周二和周四上午 [importance:: 0.7] [source:: [[2026-10-08]]] ^m-c5d812
+
+## 经验
+
+- 2026-10-30: 大文件不要直接放进 git，用 git-lfs [importance:: 0.6] [source:: [[2026-10-30]]] ^m-d2a94e
+"""
+
+NOTE_EN = """---
+date: 2026-11-28
+tags: [daily]
+---
+## Work
+
+- 09:00 Decided to use PostgreSQL over MySQL for the billing service. #atlas
+- 10:00 Good morning! How can I help you today?
+- 11:00 Lesson: always run migrations on a copy first.
+- 12:00 Lunch with Priya at the Thai place.
+- 13:00 The staging API key is sk-proj-nTtWKh7hJ1ziMUbFmoLUP8tp8GKtEpednATTfkg9kfeNP4lP (rotate it) #atlas
+- 14:00 I prefer the Tuesday therapy slot with Dr. Keller, it helps. #private
+- 22:00 HEARTBEAT_OK
+- [ ] Write the onboarding checklist for Lena
+"""
+
+NOTE_ZH = """---
+date: 2026-11-29
+---
+## 生活
+
+- 09:00 我不吃香菜，点外卖要备注。
+- 10:00 早上好
+- 11:00 教训：依赖升级要一个一个来。
+- 12:00 中午吃了拉面，还不错。
+"""
+
+
+def git(vault: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", *HUMAN, *args], cwd=vault, capture_output=True, text=True, check=True
+    ).stdout
+
+
+def make_vault(
+    tmp_path: Path, memory: str | None = MEMORY_EN, daily: dict[str, str] | None = None, name: str = "vault"
+) -> Path:
+    vault = tmp_path / name
+    (vault / "memory").mkdir(parents=True)
+    if memory is not None:
+        (vault / "MEMORY.md").write_text(memory, encoding="utf-8")
+    notes = {"2026-11-28": NOTE_EN, "2026-11-29": NOTE_ZH} if daily is None else daily
+    for day, text in notes.items():
+        (vault / "memory" / f"{day}.md").write_text(text, encoding="utf-8")
+    return vault
+
+
+def committed(vault: Path) -> Path:
+    git(vault, "init", "-q")
+    (vault / ".gitignore").write_text(".vault-tools/\n")
+    git(vault, "add", "-A")
+    git(vault, "commit", "-qm", "notes")
+    return vault
+
+
+def config(vault: Path, **settings: Any) -> Config:
+    loaded = load_config(vault)
+    values = {"quiet_seconds": 0.0, "prune_max_share": 1.0, **settings}
+    return dataclasses.replace(loaded, heartbeat=dataclasses.replace(loaded.heartbeat, **values))
+
+
+def run(
+    vault: Path, progress: Any = None, settings: dict[str, Any] | None = None, **options: Any
+) -> HeartbeatReport:
+    options.setdefault("as_of", AS_OF)
+    return heartbeat.run_heartbeat(config(vault, **(settings or {})), Options(**options), progress)
+
+
+def subjects(vault: Path) -> list[str]:
+    return git(vault, "log", "--format=%s").splitlines()
+
+
+def memory(vault: Path) -> str:
+    return (vault / "MEMORY.md").read_text(encoding="utf-8")
+
+
+def lines_with(text: str, needle: str) -> list[str]:
+    return [line for line in text.splitlines() if needle in line]
+
+
+# ---------------------------------------------------------------------------------------------
+# What gets promoted, where, and how
+
+
+def test_bilingual_promotion_into_english_sections(tmp_path: Path) -> None:
+    vault = committed(make_vault(tmp_path))
+    report = run(vault)
+    text = memory(vault)
+    promoted = {c.text: c for c in report.promoted}
+    assert set(promoted) == {
+        "Decided to use PostgreSQL over MySQL for the billing service.",
+        "Always run migrations on a copy first.",
+        "我不吃香菜，点外卖要备注。",
+        "依赖升级要一个一个来。",
+    }
+    decision = lines_with(text, "PostgreSQL")[0]
+    assert decision.startswith("- 2026-11-28: Decided to use PostgreSQL over MySQL for the billing service.")
+    assert "[importance:: 0.7] [source:: [[2026-11-28]]] ^m-" in decision
+    # each under its section; a missing one (Lessons) is added with an English heading
+    sections = text.split("\n## ")
+    assert "香菜" in next(s for s in sections if s.startswith("Preferences"))
+    lessons = next(s for s in sections if s.startswith("Lessons"))
+    assert "Always run migrations" in lessons and "依赖升级" in lessons
+    assert promoted["Always run migrations on a copy first."].score == 0.9
+    # the front matter (with its comment) and the human items are untouched
+    assert text.startswith(MEMORY_EN.split("## Facts")[0].split("- 2026-09-14")[0])
+    reasons = " | ".join(s.reason for s in report.skipped)
+    for expected in (
+        "secret",
+        "private",
+        "boilerplate",
+        "greeting",
+        "heartbeat",
+        "todo",
+        "below the threshold",
+    ):
+        assert expected in reasons, expected
+
+
+def test_chinese_headings_are_respected_and_created_in_a_chinese_vault(tmp_path: Path) -> None:
+    vault = committed(make_vault(tmp_path, MEMORY_ZH, {"2026-11-29": NOTE_ZH}))
+    run(vault)
+    sections = memory(vault).split("\n## ")
+    assert "依赖升级要一个一个来。" in next(s for s in sections if s.startswith("经验"))
+    assert "我不吃香菜" in next(s for s in sections if s.startswith("偏好"))  # created in Chinese
+    assert not any(s.startswith(("Lessons", "Preferences")) for s in sections)
+
+
+@pytest.mark.parametrize(("threshold", "expected"), [(0.7, {0.7}), (0.71, set()), (0.6, {0.7, 0.6})])
+def test_threshold_edges(tmp_path: Path, threshold: float, expected: set[float]) -> None:
+    daily = {
+        "2026-11-30": "- Decided to keep the monorepo for the web app.\n"  # decision: exactly 0.7
+        "- By the way, I prefer green tea in the afternoon.\n"  # preference 0.8 - aside 0.2 = 0.6
+        "- The plumber fixed the kitchen sink for good.\n"  # fact: 0.5
+    }
+    vault = committed(make_vault(tmp_path, MEMORY_EN, daily))
+    report = run(vault, threshold=threshold)
+    assert {c.score for c in report.promoted} == expected
+
+
+def test_a_near_duplicate_adds_its_source_to_the_existing_item(tmp_path: Path) -> None:
+    daily = {"2026-11-30": "- 10:00 I prefer concise answers, code first.\n"}
+    vault = committed(make_vault(tmp_path, MEMORY_EN, daily))
+    report = run(vault)
+    assert report.promoted == [] and [m.block_id for m in report.merged] == ["m-2d4e6f"]
+    item = lines_with(memory(vault), "^m-2d4e6f")
+    assert item == [
+        "- 2026-05-11: Prefers concise answers, code first [importance:: 0.8] "
+        "[source:: [[2026-05-11]], [[2026-11-30]]] ^m-2d4e6f"
+    ]
+    assert subjects(vault)[1] == 'memory: merge "Prefers concise answers, code first"'
+
+
+def test_supersede_then_prune_to_the_archive(tmp_path: Path) -> None:
+    daily = {"2026-11-30": "- Decided to switch the Atlas web frontend from yarn workspaces to pnpm.\n"}
+    vault = committed(make_vault(tmp_path, MEMORY_EN, daily))
+    report = run(vault)
+    new = lines_with(memory(vault), "pnpm")[0]
+    assert "[supersedes:: m-9e0f3a]" in new
+    assert "^m-9e0f3a" not in memory(vault)
+    pruned = {p.block_id: p.reason for p in report.pruned}
+    assert pruned == {
+        "m-9e0f3a": f"superseded by ^{report.promoted[0].block_id}",
+        "m-e83a51": "expired 2026-11-27",
+    }
+    archive = (vault / "memory" / "archive" / "2026-12.md").read_text(encoding="utf-8")
+    assert archive.startswith("---\n")
+    assert (
+        "- 2026-09-14: Use yarn workspaces for the Atlas web frontend [importance:: 0.5] [source:: [[2026-09-14]]]"
+        f" [archived:: 2026-12-01] [reason:: superseded] [superseded_by:: {report.promoted[0].block_id}] ^m-9e0f3a"
+    ) in archive
+    assert "[reason:: expired] ^m-e83a51" in archive
+
+
+def test_expired_item_is_archived_with_its_reason(tmp_path: Path) -> None:
+    vault = committed(make_vault(tmp_path, MEMORY_EN, {}))
+    report = run(vault)
+    assert [(p.block_id, p.reason) for p in report.pruned] == [("m-e83a51", "expired 2026-11-27")]
+    assert "Hamburg" not in memory(vault)
+    assert subjects(vault)[0] == 'memory: prune "The Hamburg demo is on 2026-11-26"'
+    files = git(vault, "show", "--format=", "--name-only", "HEAD").split()
+    assert files == ["MEMORY.md", "memory/archive/2026-12.md"]
+    trailers = git(vault, "log", "-1", "--format=%(trailers)")
+    assert "Reason: expired" in trailers and "Block: m-e83a51" in trailers
+    # not yet expired on the day itself
+    vault2 = committed(make_vault(tmp_path, MEMORY_EN, {}, name="v2"))
+    assert run(vault2, as_of=dt.date(2026, 11, 27)).pruned == []
+
+
+def test_temporary_items_older_than_the_limit_are_pruned(tmp_path: Path) -> None:
+    text = MEMORY_EN + "- 2026-11-01: Wifi code at the hotel is on the card #temporary ^m-111111\n"
+    vault = committed(make_vault(tmp_path, text, {}))
+    report = run(vault)
+    assert {p.block_id: p.reason for p in report.pruned}["m-111111"] == "temporary, older than 14 days"
+
+
+def test_the_prune_cap_stops_and_reports(tmp_path: Path) -> None:
+    items = [
+        f"- 2026-10-{n:02d}: Old item number {n} [expires:: 2026-11-{n:02d}] ^m-aaaa{n:02d}"
+        for n in range(1, 6)
+    ]
+    items += [f"- 2026-10-{n:02d}: Lasting item number {n} ^m-bbbb{n:02d}" for n in range(1, 16)]
+    vault = committed(make_vault(tmp_path, "# Memory\n\n## Facts\n\n" + "\n".join(items) + "\n", {}))
+    report = run(vault, settings={"prune_max_share": 0.1})
+    assert [p.block_id for p in report.pruned] == ["m-aaaa01", "m-aaaa02"]  # 10% of 20, oldest first
+    assert [h.block_id for h in report.held_back] == ["m-aaaa03", "m-aaaa04", "m-aaaa05"]
+    assert any("prune cap reached" in w for w in report.warnings)
+    assert "^m-aaaa03" in memory(vault)
+
+
+def test_todos_and_temporary_things_are_not_promoted(tmp_path: Path) -> None:
+    daily = {
+        "2026-11-30": "- [ ] Remember to always book the dentist\n- Tomorrow the plumber comes at three\n"
+    }
+    vault = committed(make_vault(tmp_path, MEMORY_EN, daily))
+    report = run(vault)
+    assert report.promoted == []
+    assert {s.reason.split(" (")[0] for s in report.skipped} == {
+        "a todo",
+        "score 0.2 below the threshold 0.7",
+    }
+
+
+def test_private_entry_marked_remember_stays_private_in_memory(tmp_path: Path) -> None:
+    daily = {"2026-11-30": "- I prefer the Tuesday slot for therapy, it helps. #private #remember\n"}
+    vault = committed(make_vault(tmp_path, MEMORY_EN, daily))
+    run(vault)
+    line = lines_with(memory(vault), "Tuesday slot")[0]
+    assert "#private" in line
+
+
+def test_secret_and_private_entries_are_never_promoted(tmp_path: Path) -> None:
+    daily = {
+        "2026-11-30": "- Remember: the prod password is hunter2-Xy9 #remember\n"
+        "- Always use the staging API key sk-proj-nTtWKh7hJ1ziMUbFmoLUP8tp8GKtEpednATTfkg9kfeNP4lP\n"
+        "- I prefer the Tuesday slot for therapy, it helps. #private\n"
+        "- Lin's phone number is +49 176 5550 2941, remember it always\n"
+    }
+    vault = committed(make_vault(tmp_path, MEMORY_EN, daily))
+    report = run(vault, threshold=0.0)
+    assert report.promoted == []
+    text = memory(vault)
+    for secret in ("hunter2", "sk-proj", "Tuesday", "5550"):
+        assert secret not in text
+
+
+# ---------------------------------------------------------------------------------------------
+# Commits
+
+
+def test_one_commit_per_change_with_files_and_trailers(tmp_path: Path) -> None:
+    vault = committed(make_vault(tmp_path))
+    report = run(vault)
+    log = subjects(vault)
+    assert len(report.commits) == len(report.promoted) + len(report.pruned) == len(log) - 1
+    for change in report.promoted:
+        sha = change.commit
+        assert sha is not None
+        assert git(vault, "show", "--format=", "--name-only", sha).split() == ["MEMORY.md"]
+        assert (
+            git(vault, "log", "-1", "--format=%an <%ae>", sha).strip()
+            == "vault-tools bot <bot@vault-tools.invalid>"
+        )
+        message = git(vault, "log", "-1", "--format=%B", sha)
+        assert message.startswith(f'memory: promote "{change.text[:20]}')
+        trailers = git(vault, "log", "-1", "--format=%(trailers:only,unfold)", sha).splitlines()
+        keys = [t.split(":")[0] for t in trailers if t]
+        assert keys[:1] == ["Source"] and {"Score", "Rule", "Block"} <= set(keys)
+        assert f"Block: {change.block_id}" in trailers
+        assert any(t.startswith("Source: memory/2026-11-2") and t.split(":")[-1].isdigit() for t in trailers)
+        # the commit's diff adds the item line (and the heading of a new section), removes nothing
+        diff = git(vault, "show", "--format=", sha).splitlines()
+        changed = [line for line in diff if line[:1] in "+-" and line[:3] not in ("+++", "---")]
+        item = "+" + lines_with(memory(vault), change.block_id)[0]
+        assert item in changed and set(changed) <= {item, "+", "+## Lessons"}
+    assert git(vault, "status", "--porcelain") == ""
+    assert not any("committed around" in w for w in report.warnings)
+
+
+def test_second_run_is_a_no_op(tmp_path: Path) -> None:
+    vault = committed(make_vault(tmp_path))
+    run(vault)
+    before = (vault / "MEMORY.md").read_bytes()
+    head = git(vault, "rev-parse", "HEAD")
+    report = run(vault)
+    assert (vault / "MEMORY.md").read_bytes() == before
+    assert git(vault, "rev-parse", "HEAD") == head
+    assert report.commits == [] and report.new_entries == 0 and report.skipped == []
+
+
+def test_an_edited_entry_is_reconsidered_an_unchanged_one_is_not(tmp_path: Path) -> None:
+    vault = committed(make_vault(tmp_path))
+    run(vault)
+    note = vault / "memory" / "2026-11-29.md"
+    note.write_text(note.read_text().replace("中午吃了拉面，还不错。", "我以后都只喝无糖的豆浆，记住。"))
+    report = run(vault)
+    assert report.new_entries == 1
+    assert [c.text for c in report.promoted] == ["我以后都只喝无糖的豆浆，记住。"]
+
+
+def test_a_persons_uncommitted_edit_is_committed_around(tmp_path: Path) -> None:
+    vault = committed(make_vault(tmp_path))
+    (vault / "MEMORY.md").write_text(MEMORY_EN + "- 2026-11-30: My own uncommitted line\n")
+    report = run(vault)
+    assert any("committed around uncommitted edits in MEMORY.md" in w for w in report.warnings)
+    assert "My own uncommitted line" in memory(vault)
+    assert "My own uncommitted line" not in git(vault, "show", "HEAD:MEMORY.md")
+    assert git(vault, "status", "--porcelain") == " M MEMORY.md\n"
+    diff = git(vault, "diff")
+    assert [line for line in diff.splitlines() if line.startswith("+") and line[1:2] != "+"] == [
+        "+- 2026-11-30: My own uncommitted line"
+    ]
+
+
+def test_a_human_edit_made_during_the_run_survives(tmp_path: Path) -> None:
+    vault = committed(make_vault(tmp_path))
+    edited: list[str] = []
+
+    def person_types(step: str) -> None:
+        if step.startswith("committed promote") and not edited:
+            with open(vault / "MEMORY.md", "a", encoding="utf-8") as handle:
+                handle.write("- 2026-12-01: Typed while the bot was running\n")
+            edited.append(step)
+
+    report = run(vault, progress=person_types)
+    assert edited and len(report.promoted) == 4
+    text = memory(vault)
+    assert "Typed while the bot was running" in text
+    assert all(c.block_id in text for c in report.promoted)
+    head = git(vault, "show", "HEAD:MEMORY.md")
+    assert "Typed while the bot was running" not in head
+    assert all(c.block_id in head for c in report.promoted)
+    assert any("committed around uncommitted edits in MEMORY.md" in w for w in report.warnings)
+
+
+def test_waits_for_a_quiet_period_after_a_recent_edit(tmp_path: Path) -> None:
+    vault = committed(make_vault(tmp_path))
+    (vault / "MEMORY.md").write_text(MEMORY_EN + "- 2026-11-30: Just typed\n")
+    started = time.monotonic()
+    report = run(vault, settings={"quiet_seconds": 0.4})
+    assert time.monotonic() - started >= 0.3
+    assert any("to settle" in w for w in report.warnings)
+
+
+def test_a_human_deleted_item_never_comes_back(tmp_path: Path) -> None:
+    daily = {"2026-11-27": "- I prefer dark roast coffee, light roast is too sour.\n"}
+    vault = committed(make_vault(tmp_path, MEMORY_EN, daily))
+    first = run(vault).promoted[0]
+    text = memory(vault)
+    (vault / "MEMORY.md").write_text(
+        "\n".join(x for x in text.splitlines() if first.block_id not in x) + "\n"
+    )
+    git(vault, "commit", "-qam", "I do not want this one")
+    (vault / "memory" / "2026-11-30.md").write_text(
+        "- Still true: I prefer dark roast coffee, light roast is too sour.\n"
+    )
+    report = run(vault)
+    assert report.promoted == [] and report.merged == []
+    assert any("a person removed this item" in s.reason for s in report.skipped)
+    # the state is disposable: without it, the bot's commits tell what it promoted
+    shutil.rmtree(vault / ".vault-tools")
+    report = run(vault)
+    assert "dark roast" not in memory(vault)
+    assert report.promoted == []
+
+
+def test_not_a_repository_no_identity_initialises_one(tmp_path: Path) -> None:
+    vault = make_vault(tmp_path)
+    report = run(vault)
+    assert any("initialised one" in w for w in report.warnings)
+    log = subjects(vault)
+    assert log[-1] == "memory: start tracking the vault" and len(log) == 1 + len(report.promoted) + len(
+        report.pruned
+    )
+    tracked = git(vault, "ls-files").split()
+    assert tracked == [
+        ".gitignore",
+        "MEMORY.md",
+        "memory/2026-11-28.md",
+        "memory/2026-11-29.md",
+        "memory/archive/2026-12.md",
+    ]
+    assert git(vault, "status", "--porcelain") == ""
+
+
+def test_a_vault_without_memory_md_gets_one(tmp_path: Path) -> None:
+    vault = committed(make_vault(tmp_path, None))
+    run(vault)
+    text = memory(vault)
+    assert text.startswith("---\ntitle: Long-term memory\n") and "## Lessons" in text
+    assert git(vault, "status", "--porcelain") == ""
+
+
+def test_crlf_and_bom_are_kept(tmp_path: Path) -> None:
+    vault = committed(make_vault(tmp_path, "\ufeff" + MEMORY_EN.replace("\n", "\r\n")))
+    run(vault)
+    data = (vault / "MEMORY.md").read_bytes()
+    assert data.startswith("\ufeff".encode()) and b"\n" not in data.replace(b"\r\n", b"")
+
+
+def test_stale_index_lock_is_reported_and_the_next_run_commits(tmp_path: Path) -> None:
+    vault = committed(make_vault(tmp_path))
+    lock = vault / ".git" / "index.lock"
+    lock.write_text("")
+    old = time.time() - 3600
+    os.utime(lock, (old, old))
+    report = run(vault)
+    assert any("index.lock" in w and "minutes old" in w for w in report.warnings)
+    assert report.commits == [] and report.pending_commits == len(report.promoted) + len(report.pruned)
+    assert lock.exists()
+    written = memory(vault)
+    lock.unlink()
+    again = run(vault)
+    assert memory(vault) == written
+    assert len(again.commits) == report.pending_commits and again.pending_commits == 0
+    assert git(vault, "status", "--porcelain") == ""
+    assert len(subjects(vault)) == 1 + report.pending_commits
+
+
+def test_detached_head_defers_commits(tmp_path: Path) -> None:
+    vault = committed(make_vault(tmp_path))
+    git(vault, "checkout", "-q", "--detach")
+    report = run(vault)
+    assert any("detached" in w for w in report.warnings) and report.commits == []
+    git(vault, "checkout", "-q", "-")
+    report = run(vault)
+    assert report.commits and git(vault, "status", "--porcelain") == ""
+
+
+def test_a_merge_in_progress_skips_the_run(tmp_path: Path) -> None:
+    vault = committed(make_vault(tmp_path))
+    (vault / ".git" / "MERGE_HEAD").write_text(git(vault, "rev-parse", "HEAD"))
+    before = memory(vault)
+    with pytest.raises(GitError, match="middle of a merge"):
+        run(vault)
+    assert memory(vault) == before
+
+
+def test_pushes_only_when_configured(tmp_path: Path) -> None:
+    remote = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
+    vault = committed(make_vault(tmp_path))
+    git(vault, "remote", "add", "origin", str(remote))
+    git(vault, "push", "-q", "origin", "HEAD")
+    run(vault)
+    assert git(remote, "rev-parse", "HEAD") != git(vault, "rev-parse", "HEAD")  # not configured: no push
+    (vault / "memory" / "2026-11-30.md").write_text("- I prefer window seats on long trains.\n")
+    report = run(vault, settings={"push": True})
+    assert report.commits and git(remote, "rev-parse", "HEAD") == git(vault, "rev-parse", "HEAD")
+
+
+def test_rules_come_from_config_toml(tmp_path: Path) -> None:
+    daily = {"2026-11-30": "- The plumber fixed the kitchen sink for good.\n"}
+    vault = committed(make_vault(tmp_path, MEMORY_EN, daily))
+    (vault / ".vault-tools").mkdir()
+    (vault / ".vault-tools" / "config.toml").write_text("[rules]\nweights = { fact = 0.75 }\nbogus = 1\n")
+    report = run(vault)
+    assert [c.text for c in report.promoted] == ["The plumber fixed the kitchen sink for good."]
+    assert any("rules.bogus ignored" in w for w in report.warnings)
+
+
+def test_dry_run_prints_the_diff_and_changes_nothing(tmp_path: Path) -> None:
+    vault = make_vault(tmp_path)
+    report = run(vault, dry_run=True)
+    assert "+- 2026-11-28: Decided to use PostgreSQL" in report.diff
+    assert "--- a/MEMORY.md" in report.diff and "+++ b/memory/archive/2026-12.md" in report.diff
+    assert memory(vault) == MEMORY_EN
+    assert not (vault / ".git").exists() and not (vault / ".vault-tools").exists()
+    assert not (vault / "memory" / "archive").exists()
+
+
+def test_if_due(tmp_path: Path) -> None:
+    vault = committed(make_vault(tmp_path))
+    assert run(vault, if_due=True).ran
+    skipped = run(vault, if_due=True)
+    assert not skipped.ran and "runs every 24 h" in skipped.warnings[-1]
+    assert run(vault, if_due=True, settings={"interval_hours": 0.0}).ran
+
+
+# ---------------------------------------------------------------------------------------------
+# One at a time, and crashes
+
+
+def test_two_heartbeats_at_once(tmp_path: Path) -> None:
+    vault = committed(make_vault(tmp_path))
+    with locks.hold(config(vault), "heartbeat", timeout=0, what="test"), pytest.raises(LockedError):
+        run(vault)
+    marker = tmp_path / "holding"
+    script = textwrap.dedent(
+        f"""
+        import datetime as dt, time, dataclasses
+        from pathlib import Path
+        from vault_tools import heartbeat
+        from vault_tools.config import load_config
+        cfg = load_config(Path({str(vault)!r}))
+        cfg = dataclasses.replace(cfg, heartbeat=dataclasses.replace(cfg.heartbeat, quiet_seconds=0))
+        def slow(step):
+            if step == "planned":
+                Path({str(marker)!r}).write_text("x")
+                time.sleep(1.5)
+        heartbeat.run_heartbeat(cfg, heartbeat.Options(as_of=dt.date(2026, 12, 1)), slow)
+        """
+    )
+    first = subprocess.Popen([sys.executable, "-c", script])
+    deadline = time.monotonic() + 20
+    while not marker.exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    second = subprocess.run(
+        [sys.executable, "-m", "vault_tools", "--vault", str(vault), "heartbeat", "--as-of", "2026-12-01"],
+        capture_output=True,
+        text=True,
+    )
+    assert first.wait(timeout=30) == 0
+    assert second.returncode == LockedError.exit_code, second.stderr
+    assert "heartbeat" in second.stderr
+    text = memory(vault)
+    assert len(lines_with(text, "PostgreSQL")) == 1
+    assert len(subjects(vault)) == 1 + 4  # the default prune cap (10% of 7 items) prunes nothing
+
+
+KILL_SCRIPT = """
+import datetime as dt, os, signal, sys, time, dataclasses
+from pathlib import Path
+from vault_tools import heartbeat
+from vault_tools.config import load_config
+vault, kill_at = Path(sys.argv[1]), int(sys.argv[2])
+cfg = load_config(vault)
+cfg = dataclasses.replace(cfg, heartbeat=dataclasses.replace(cfg.heartbeat, quiet_seconds=0, prune_max_share=1.0))
+steps = []
+def step(name):
+    steps.append(name)
+    if len(steps) == kill_at:
+        os.kill(os.getpid(), signal.SIGKILL)
+heartbeat.run_heartbeat(cfg, heartbeat.Options(as_of=dt.date(2026, 12, 1)), step)
+print(len(steps))
+"""
+
+
+def snapshot(vault: Path) -> tuple[bytes, bytes, list[str]]:
+    archive = vault / "memory" / "archive" / "2026-12.md"
+    return (
+        (vault / "MEMORY.md").read_bytes(),
+        archive.read_bytes() if archive.exists() else b"",
+        subjects(vault),
+    )
+
+
+def test_kill_9_at_every_step_then_rerun_finishes_without_duplicates(tmp_path: Path) -> None:
+    daily = {
+        "2026-11-30": "- Decided to keep the monorepo for the web app.\n- I prefer tea over coffee after lunch.\n"
+    }
+    pristine = committed(make_vault(tmp_path, MEMORY_EN, daily, name="pristine"))
+    reference = tmp_path / "reference"
+    shutil.copytree(pristine, reference)
+    result = subprocess.run(
+        [sys.executable, "-c", KILL_SCRIPT, str(reference), "0"], capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stderr
+    steps = int(result.stdout.strip())
+    expected = snapshot(reference)
+    assert len(expected[2]) == 1 + 3  # two promotions and a prune
+    for kill_at in range(1, steps + 1):
+        vault = tmp_path / f"killed-{kill_at}"
+        shutil.copytree(pristine, vault)
+        killed = subprocess.run(
+            [sys.executable, "-c", KILL_SCRIPT, str(vault), str(kill_at)], capture_output=True
+        )
+        assert killed.returncode == -signal.SIGKILL
+        run(vault)
+        assert snapshot(vault) == expected, f"killed at step {kill_at}"
+        assert git(vault, "status", "--porcelain") == ""
+        assert not (vault / ".vault-tools" / "heartbeat" / "journal.json").exists()
+
+
+def test_kill_9_at_random_times_then_rerun(tmp_path: Path) -> None:
+    pristine = committed(make_vault(tmp_path, name="pristine"))
+    reference = tmp_path / "reference"
+    shutil.copytree(pristine, reference)
+    run(reference)
+    expected = snapshot(reference)
+    chooser = random.Random(4)
+    for attempt in range(3):
+        vault = tmp_path / f"random-{attempt}"
+        shutil.copytree(pristine, vault)
+        process = subprocess.Popen(
+            [sys.executable, "-c", KILL_SCRIPT, str(vault), "0"], stdout=subprocess.DEVNULL
+        )
+        time.sleep(chooser.uniform(0.2, 1.0))
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+        run(vault)
+        assert snapshot(vault) == expected
+        assert git(vault, "status", "--porcelain") == ""
+
+
+# ---------------------------------------------------------------------------------------------
+# Undo
+
+
+def test_undo_a_promotion_and_it_stays_undone(tmp_path: Path) -> None:
+    vault = committed(make_vault(tmp_path))
+    report = run(vault)
+    target = report.promoted[0]
+    assert target.commit is not None
+    (vault / "MEMORY.md").write_text(memory(vault) + "- 2026-12-01: a person's line\n")
+    undone = heartbeat.undo(config(vault), target.commit)
+    assert undone.commit is not None and undone.files == ["MEMORY.md"]
+    assert target.block_id not in memory(vault) and "a person's line" in memory(vault)
+    assert subjects(vault)[0].startswith(f"memory: undo \"promote '{target.text[:20]}")
+    assert f"Reverts: {target.commit}" in git(vault, "log", "-1", "--format=%B")
+    assert target.block_id not in git(vault, "show", "HEAD:MEMORY.md")
+    assert "a person's line" not in git(vault, "show", "HEAD:MEMORY.md")
+    note = vault / "memory" / "2026-11-30.md"
+    note.write_text("- " + target.text + "\n")  # said again: still the person's decision
+    again = run(vault)
+    assert target.block_id not in memory(vault) and all(c.text != target.text for c in again.promoted)
+
+
+def test_undo_a_prune_restores_the_item_and_keeps_it(tmp_path: Path) -> None:
+    vault = committed(make_vault(tmp_path, MEMORY_EN, {}))
+    prune = run(vault).pruned[0]
+    assert prune.commit is not None
+    report = heartbeat.undo(config(vault), prune.commit)
+    assert sorted(report.files) == ["MEMORY.md", "memory/archive/2026-12.md"]
+    assert memory(vault) == MEMORY_EN
+    assert not (vault / "memory" / "archive" / "2026-12.md").exists()
+    assert git(vault, "status", "--porcelain") == ""
+    assert run(vault).pruned == []  # a person wanted it back: not pruned again
+
+
+def test_undo_refuses_commits_that_are_not_the_bots_changes(tmp_path: Path) -> None:
+    vault = committed(make_vault(tmp_path))
+    with pytest.raises(UsageError, match="not by the vault-tools bot"):
+        heartbeat.undo(config(vault), "HEAD")
+    fresh = make_vault(tmp_path, name="fresh")
+    run(fresh)  # initialises a repository: the first bot commit is the baseline of the notes
+    baseline = git(fresh, "rev-list", "--max-parents=0", "HEAD").strip()
+    with pytest.raises(UsageError, match=r"not a promote, merge or prune|no single parent"):
+        heartbeat.undo(config(fresh), baseline)
+    assert (fresh / "memory" / "2026-11-28.md").exists()
+    # a baseline with a parent: MEMORY.md was not tracked in a repository that has commits
+    later = make_vault(tmp_path, name="later")
+    (later / "MEMORY.md").rename(tmp_path / "MEMORY.md")
+    committed(later)
+    (tmp_path / "MEMORY.md").rename(later / "MEMORY.md")
+    run(later)
+    tracking = git(later, "log", "--format=%H", "--grep=start tracking").split()
+    assert len(tracking) == 1
+    with pytest.raises(UsageError, match="not a promote, merge or prune"):
+        heartbeat.undo(config(later), tracking[0])
+    assert (later / "MEMORY.md").exists()
+
+
+def test_undo_of_an_undo_brings_the_item_back(tmp_path: Path) -> None:
+    vault = committed(make_vault(tmp_path))
+    target = run(vault).promoted[0]
+    assert target.commit is not None
+    first = heartbeat.undo(config(vault), target.commit)
+    assert first.commit is not None and target.block_id not in memory(vault)
+    heartbeat.undo(config(vault), first.commit)
+    assert len(lines_with(memory(vault), target.block_id)) == 1
+    assert git(vault, "status", "--porcelain") == ""
+
+
+# ---------------------------------------------------------------------------------------------
+# The command line
+
+
+def test_cli_heartbeat_json_undo_and_schedule(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    vault = committed(make_vault(tmp_path))
+    (vault / ".vault-tools").mkdir()
+    (vault / ".vault-tools" / "config.toml").write_text(
+        "[heartbeat]\nquiet_seconds = 0\nprune_max_share = 1.0\n"
+    )
+    code = cli.main(["--vault", str(vault), "heartbeat", "--as-of", "2026-12-01", "--no-llm", "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert code == 0 and data["mode"] == "rules" and len(data["promoted"]) == 4 and len(data["commits"]) == 5
+    assert {"promoted", "merged", "pruned", "skipped", "commits", "model", "tokens", "warnings"} <= set(data)
+    last = json.loads((vault / ".vault-tools" / "heartbeat" / "last-run.json").read_text())
+    assert last["promoted"] == 4 and "summary" in last
+    code = cli.main(["--vault", str(vault), "undo", data["promoted"][0]["commit"]])
+    assert code == 0 and "undid" in capsys.readouterr().out
+    code = cli.main(["--vault", str(vault), "heartbeat", "--as-of", "2026-12-01", "--dry-run"])
+    assert code == 0 and "heartbeat 2026-11-25..2026-12-01" in capsys.readouterr().out
+    code = cli.main(["--vault", str(vault), "schedule", "--print", "cron"])
+    out = capsys.readouterr().out
+    assert code == 0 and "heartbeat --if-due" in out and str(vault) in out
+    code = cli.main(["--vault", str(vault), "schedule", "--print", "systemd"])
+    out = capsys.readouterr().out
+    assert "OnCalendar=hourly" in out and "Persistent=true" in out and "ExecStart=" in out
+    (vault / ".git" / "MERGE_HEAD").write_text("x")
+    code = cli.main(["--vault", str(vault), "heartbeat", "--json"])
+    assert code == GitError.exit_code and "merge" in json.loads(capsys.readouterr().out)["error"]
+
+
+def test_the_sample_vault_copy(tmp_path: Path) -> None:
+    sample = Path(__file__).resolve().parent.parent / "vault"
+    if not (sample / "MEMORY.md").is_file():
+        pytest.skip("no sample vault in this checkout")
+    vault = tmp_path / "sample"
+    shutil.copytree(sample, vault, ignore=shutil.ignore_patterns(".vault-tools", ".git"))
+    report = run(vault, settings={"prune_max_share": 0.1})
+    assert report.promoted and git(vault, "status", "--porcelain") == ""
+    text = memory(vault)
+    for never in ("sk-proj", "Dr. Keller", "HEARTBEAT_OK", "+49 176"):
+        assert never not in text
+    assert run(vault).commits == []

@@ -1,0 +1,528 @@
+"""Git for the maintenance bot: commit exactly the bot's change, nothing else, whatever state the repo is in.
+
+Design
+------
+A bot commit is built without touching the person's working tree or staging area beyond the paths
+it changed: the caller computes, for each path, the file as it is at HEAD plus only the bot's edit;
+this module stores those blobs, writes a new tree from HEAD's tree with just those entries replaced,
+creates the commit with the bot's identity (``vault-tools bot <bot@vault-tools.invalid>``, so no
+user identity is needed), points the index entries of those paths at the new blobs, and moves the
+branch with ``git update-ref HEAD new old`` (which fails rather than overwrite a commit a person
+made in between). A person's uncommitted edits to the same file therefore stay uncommitted in the
+working tree: the commit is made *around* them. Hooks do not run for bot commits.
+
+States the bot will not commit in:
+
+* a merge, rebase, cherry-pick, revert or bisect in progress (:meth:`VaultRepo.in_progress`): the
+  files may hold conflict markers, so the heartbeat skips the whole run with a message;
+* a held ``.git/index.lock`` (reported as stale after 10 minutes; never deleted: only a person
+  knows whether a git process still runs) or a detached HEAD (a commit there is easily lost)
+  (:meth:`VaultRepo.commit_blocker`): the heartbeat writes its changes and leaves the commits for
+  the next run.
+
+A vault that is not in a repository gets one (:func:`init_repo`); a repository whose branch has no
+commit yet gets a *baseline* commit of the vault's memory files before the bot's first change, so
+that every later commit shows only what the bot did.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import hashlib
+import os
+import subprocess
+import tempfile
+import time
+import zlib
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from io import BytesIO
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from vault_tools.errors import GitError, UsageError
+
+if TYPE_CHECKING:
+    import git
+
+BOT_NAME = "vault-tools bot"
+BOT_EMAIL = "bot@vault-tools.invalid"
+STALE_LOCK_SECONDS = 600
+TREE_MODE = 0o040000
+FILE_MODE = 0o100644
+ZERO_SHA = "0" * 40
+GITIGNORE_LINE = ".vault-tools/\n"
+
+Restage = Callable[[str, bytes], "bytes | None"]
+
+
+def bot_env() -> dict[str, str]:
+    """The environment of every git command: bot identity, no prompts, C locale messages."""
+    env = dict(os.environ)
+    env.update(
+        GIT_AUTHOR_NAME=BOT_NAME,
+        GIT_AUTHOR_EMAIL=BOT_EMAIL,
+        GIT_COMMITTER_NAME=BOT_NAME,
+        GIT_COMMITTER_EMAIL=BOT_EMAIL,
+        GIT_TERMINAL_PROMPT="0",
+        LC_ALL="C",
+    )
+    return env
+
+
+def run_git(cwd: Path, *args: str, stdin: bytes | None = None, check: bool = True) -> str:
+    """Run one git command in ``cwd``; a failure becomes a :class:`GitError` quoting git."""
+    try:
+        result = subprocess.run(
+            ["git", *args], cwd=cwd, env=bot_env(), input=stdin, capture_output=True, check=False
+        )
+    except OSError as exc:
+        raise GitError(f"git could not be run ({exc.strerror}); install git or put it on PATH") from None
+    if check and result.returncode != 0:
+        message = result.stderr.decode("utf-8", "replace").strip() or f"exit code {result.returncode}"
+        raise GitError(f"git {args[0]} failed in {cwd}: {message}")
+    return result.stdout.decode("utf-8", "replace")
+
+
+@dataclass(frozen=True)
+class FileChange:
+    """One file of a commit: vault-relative path and its bytes before and after (None: absent)."""
+
+    path: str
+    before: bytes | None
+    after: bytes | None
+
+
+@dataclass(frozen=True)
+class BotCommit:
+    sha: str
+    subject: str
+    message: str
+    files: list[FileChange]
+    trailers: dict[str, list[str]] = field(default_factory=dict)
+
+
+class VaultRepo:
+    """The git repository that holds a vault (the vault may be a sub-folder of it)."""
+
+    def __init__(self, repo: git.Repo, vault: Path) -> None:
+        self.repo = repo
+        self.root = Path(str(repo.working_tree_dir)).resolve()
+        self.vault = vault.resolve()
+        rel = self.vault.relative_to(self.root).as_posix()
+        self.prefix = "" if rel == "." else rel + "/"
+        self.git_dir = Path(repo.git_dir).resolve()
+        self.objects_dir = Path(os.environ.get("GIT_OBJECT_DIRECTORY") or Path(repo.common_dir) / "objects")
+        self._index_cache: dict[str, str | None] = {}
+        # What HEAD holds for the paths the bot reads and writes, valid while HEAD is _head_sha.
+        self._head_sha: str | None = None
+        self._head_files: dict[str, tuple[bytes, int] | None] = {}
+        self._trees: dict[bytes, dict[str, tuple[bytes, int]]] = {}
+        self._commit_trees: dict[str, bytes] = {}
+
+    # -- opening ---------------------------------------------------------------------------
+
+    @classmethod
+    def open(cls, vault: Path) -> VaultRepo | None:
+        """The repository whose work tree holds ``vault``; None when there is none."""
+        try:
+            import git
+        except ImportError as exc:  # GitPython refuses to import without a git executable
+            raise GitError(f"git is not available ({exc}); install git") from None
+        try:
+            repo = git.Repo(vault, search_parent_directories=True)
+        except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+            return None
+        if repo.bare or repo.working_tree_dir is None:
+            repo.close()
+            return None
+        return cls(repo, vault)
+
+    def close(self) -> None:
+        self.repo.close()
+
+    def __enter__(self) -> VaultRepo:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def run(self, *args: str, stdin: bytes | None = None, check: bool = True) -> str:
+        return run_git(self.root, *args, stdin=stdin, check=check)
+
+    def repo_path(self, path: str) -> str:
+        return self.prefix + path
+
+    # -- state -----------------------------------------------------------------------------
+
+    def in_progress(self) -> str | None:
+        """Why the files must not be touched now (merge, rebase, ...), or None."""
+        checks = (
+            ("MERGE_HEAD", "a merge", "git merge --continue or git merge --abort"),
+            ("rebase-merge", "a rebase", "git rebase --continue or git rebase --abort"),
+            ("rebase-apply", "a rebase or git am", "git rebase --continue/--abort or git am --abort"),
+            ("CHERRY_PICK_HEAD", "a cherry-pick", "git cherry-pick --continue or --abort"),
+            ("REVERT_HEAD", "a revert", "git revert --continue or --abort"),
+            ("BISECT_LOG", "a bisect", "git bisect reset"),
+        )
+        for name, what, fix in checks:
+            if (self.git_dir / name).exists():
+                return (
+                    f"the vault's repository ({self.root}) is in the middle of {what}; "
+                    f"the heartbeat skipped this run. Finish it ({fix}) and run the heartbeat again."
+                )
+        return None
+
+    def commit_blocker(self) -> str | None:
+        """Why the bot cannot commit right now (files may still be written), or None."""
+        lock = self.git_dir / "index.lock"
+        try:
+            age = time.time() - lock.stat().st_mtime
+        except FileNotFoundError:
+            age = None
+        if age is not None:
+            if age >= STALE_LOCK_SECONDS:
+                return (
+                    f"{lock} is {age / 60:.0f} minutes old: a git command probably crashed. If no git "
+                    f"command is running, remove it (rm {lock}); commits are left for the next run"
+                )
+            return f"{lock} is held by a running git command; commits are left for the next run"
+        if self.repo.head.is_detached:
+            return (
+                "HEAD is detached (not on a branch), where bot commits would be easy to lose; check out "
+                "a branch (git switch main) and the next run commits the changes"
+            )
+        return None
+
+    def head_commit(self) -> git.Commit | None:
+        try:
+            return self.repo.head.commit
+        except ValueError:  # unborn branch: no commit yet
+            return None
+
+    def head_sha(self) -> str | None:
+        """The commit HEAD points at (None before the first commit), read from the ref files."""
+        common = Path(self.repo.common_dir)
+        try:
+            head = (self.git_dir / "HEAD").read_text(encoding="utf-8").strip()
+        except OSError:
+            return None
+        if not head.startswith("ref: ") or (common / "reftable").exists():
+            commit = self.head_commit()  # detached, or refs GitPython must read
+            return commit.hexsha if commit is not None else None
+        ref = head[5:].strip()
+        for base in (self.git_dir, common):
+            with contextlib.suppress(OSError):
+                value = (base / ref).read_text(encoding="utf-8").strip()
+                if value:
+                    return value
+        with contextlib.suppress(OSError):
+            for line in (common / "packed-refs").read_text(encoding="utf-8").splitlines():
+                sha, _space, name = line.partition(" ")
+                if name.strip() == ref:
+                    return sha
+        return None
+
+    def _head_blob(self, path: str) -> git.Blob | None:
+        sha = self.head_sha()
+        if sha is None:
+            return None
+        commit = self.repo.commit(sha)
+        try:
+            item = commit.tree / self.repo_path(path)
+        except KeyError:
+            return None
+        return item if item.type == "blob" else None  # type: ignore[return-value]
+
+    def _head_file(self, path: str) -> tuple[bytes, int] | None:
+        """(bytes, mode) of vault-relative ``path`` at HEAD, cached while HEAD does not move."""
+        head = self.head_sha()
+        if head != self._head_sha:
+            self._head_sha, self._head_files = head, {}
+        if path not in self._head_files:
+            blob = self._head_blob(path)
+            self._head_files[path] = (blob.data_stream.read(), blob.mode) if blob is not None else None
+        return self._head_files[path]
+
+    def read_head(self, path: str) -> bytes | None:
+        """The bytes of vault-relative ``path`` at HEAD, or None when HEAD does not have it."""
+        found = self._head_file(path)
+        return found[0] if found is not None else None
+
+    def tracked(self, path: str) -> bool:
+        return self._head_file(path) is not None
+
+    # -- committing ------------------------------------------------------------------------
+
+    def commit(
+        self, contents: Mapping[str, bytes | None], message: str, *, restage: Restage | None = None
+    ) -> str:
+        """Commit ``contents`` (vault-relative path → bytes, None deletes) on top of HEAD; return the sha.
+
+        Only those paths change, in the commit and in the index; the working tree is not touched.
+        ``restage(path, staged_bytes)`` re-applies the change to a version a person has staged for
+        the same path (None leaves their staged version as it is).
+        """
+        parent_sha = self.head_sha()
+        blobs: dict[str, tuple[bytes, int] | None] = {}
+        for path, data in contents.items():
+            if data is None:
+                blobs[path] = None
+                continue
+            head = self._head_file(path)
+            blobs[path] = (self.store("blob", data), head[1] if head is not None else FILE_MODE)
+        changes = {tuple(self.repo_path(p).split("/")): v for p, v in blobs.items()}
+        base = None
+        if parent_sha is not None:
+            base = self._commit_trees.get(parent_sha) or self.repo.commit(parent_sha).tree.binsha
+        tree_sha = self.write_tree(base, changes)
+        new = self.store("commit", commit_object(tree_sha, parent_sha, message))
+        self._commit_trees[new.hex()] = tree_sha
+        self.update_index(blobs, restage)
+        subject = message.splitlines()[0] if message else "vault-tools"
+        self.run("update-ref", "-m", f"vault-tools: {subject}", "HEAD", new.hex(), parent_sha or ZERO_SHA)
+        known = dict(self._head_files) if self._head_sha == parent_sha else {}
+        for path, data in contents.items():
+            value = blobs[path]
+            known[path] = (data, value[1]) if data is not None and value is not None else None
+        self._head_sha, self._head_files = new.hex(), known
+        return new.hex()
+
+    def store(self, kind: str, data: bytes) -> bytes:
+        """Write a loose object (as git does, without fsync) and return its binary sha."""
+        raw = f"{kind} {len(data)}\0".encode() + data
+        sha = hashlib.sha1(raw).digest()
+        hexsha = sha.hex()
+        target = self.objects_dir / hexsha[:2] / hexsha[2:]
+        if target.exists():
+            return sha
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix="tmp_obj_", dir=target.parent)
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(zlib.compress(raw, 1))
+            os.chmod(tmp, 0o444)
+            os.replace(tmp, target)
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+            raise
+        return sha
+
+    def write_tree(
+        self, tree_sha: bytes | None, changes: Mapping[tuple[str, ...], tuple[bytes, int] | None]
+    ) -> bytes:
+        """A tree like ``tree_sha`` with the ``changes`` (path parts → (blob sha, mode) or None)."""
+        from git.objects.fun import tree_entries_from_data, tree_to_stream
+
+        entries: dict[str, tuple[bytes, int]] = {}
+        if tree_sha is not None:
+            cached = self._trees.get(tree_sha)
+            if cached is None:
+                data = self.repo.odb.stream(tree_sha).read()
+                cached = {name: (sha, mode) for sha, mode, name in tree_entries_from_data(data)}
+            entries = dict(cached)
+        nested: dict[str, dict[tuple[str, ...], tuple[bytes, int] | None]] = {}
+        for parts, value in changes.items():
+            if len(parts) == 1:
+                if value is None:
+                    entries.pop(parts[0], None)
+                else:
+                    entries[parts[0]] = value
+            else:
+                nested.setdefault(parts[0], {})[parts[1:]] = value
+        for name, sub in nested.items():
+            existing = entries.get(name)
+            base = existing[0] if existing is not None and existing[1] == TREE_MODE else None
+            sub_sha = self.write_tree(base, sub)
+            if sub_sha == EMPTY_TREE:
+                entries.pop(name, None)
+            else:
+                entries[name] = (sub_sha, TREE_MODE)
+        ordered = sorted(
+            ((sha, mode, name) for name, (sha, mode) in entries.items()),
+            key=lambda e: e[2].encode("utf-8") + (b"/" if e[1] == TREE_MODE else b""),
+        )
+        buffer = BytesIO()
+        tree_to_stream(ordered, buffer.write)
+        sha = self.store("tree", buffer.getvalue())
+        self._trees[sha] = entries
+        return sha
+
+    def index_entry(self, path: str) -> str | None:
+        """The blob sha the index holds for vault-relative ``path`` (None: not in the index)."""
+        if path not in self._index_cache:
+            out = self.run("ls-files", "-s", "--", self.repo_path(path))
+            sha = None
+            for line in out.splitlines():
+                meta, _tab, _name = line.partition("\t")
+                parts = meta.split()
+                if len(parts) == 3 and parts[2] == "0":
+                    sha = parts[1]
+            self._index_cache[path] = sha
+        return self._index_cache[path]
+
+    def update_index(self, blobs: Mapping[str, tuple[bytes, int] | None], restage: Restage | None) -> None:
+        """Point the index at the committed blobs, unless a person staged something else there."""
+        args: list[str] = []
+        removes: list[str] = []
+        for path, value in blobs.items():
+            head = self._head_file(path)
+            head_sha = blob_sha(head[0]) if head is not None else None
+            staged = self.index_entry(path)
+            target = value
+            if staged != head_sha:  # a person staged something of their own for this path
+                if staged is None or restage is None:
+                    continue
+                redone = restage(path, self.repo.odb.stream(bytes.fromhex(staged)).read())
+                if redone is None:
+                    continue  # leave what the person staged as it is
+                target = (self.store("blob", redone), value[1] if value else FILE_MODE)
+            if target is None:
+                removes.append(self.repo_path(path))
+                self._index_cache[path] = None
+            else:
+                args += ["--cacheinfo", f"{target[1]:o},{target[0].hex()},{self.repo_path(path)}"]
+                self._index_cache[path] = target[0].hex()
+        if args:
+            self.run("update-index", "--add", *args)
+        if removes:
+            self.run("update-index", "--force-remove", "--", *removes)
+
+    def baseline(self, paths: Iterable[str], message: str) -> str | None:
+        """Commit the working-tree content of ``paths`` (vault-relative) as they are; None if nothing."""
+        contents: dict[str, bytes | None] = {}
+        for path in paths:
+            file = self.vault / path
+            if file.is_file():
+                contents[path] = file.read_bytes()
+        if not contents:
+            return None
+        return self.commit(contents, message)
+
+    # -- reading history -------------------------------------------------------------------
+
+    def bot_commit(self, rev: str) -> BotCommit:
+        """The bot commit ``rev``, with the vault files it changed; UsageError if it is not one."""
+        import git
+
+        try:
+            commit = self.repo.commit(rev)
+        except (git.BadName, ValueError, git.GitCommandError):
+            raise UsageError(f"{rev}: no such commit in {self.root}") from None
+        if commit.author.email != BOT_EMAIL:
+            raise UsageError(
+                f"{commit.hexsha[:10]} was made by {commit.author.name}, not by the vault-tools bot; "
+                "undo only reverts bot commits (use git revert for others)"
+            )
+        if len(commit.parents) != 1:
+            raise UsageError(f"{commit.hexsha[:10]} has no single parent; it cannot be undone automatically")
+        parent = commit.parents[0]
+        files: list[FileChange] = []
+        for diff in parent.diff(commit):
+            path = diff.b_path or diff.a_path
+            if path is None or not path.startswith(self.prefix):
+                continue
+            before = diff.a_blob.data_stream.read() if diff.a_blob is not None else None
+            after = diff.b_blob.data_stream.read() if diff.b_blob is not None else None
+            files.append(FileChange(path[len(self.prefix) :], before, after))
+        message = str(commit.message)
+        return BotCommit(commit.hexsha, message.splitlines()[0], message, files, parse_trailers(message))
+
+    def bot_messages(self, max_count: int = 5000) -> list[tuple[str, str]]:
+        """(sha, message) of the bot's commits, newest first."""
+        if self.head_sha() is None:
+            return []
+        out = self.run(
+            "log", f"--max-count={max_count}", f"--author={BOT_EMAIL}", "--format=%H%x00%B%x1e", "HEAD"
+        )
+        result: list[tuple[str, str]] = []
+        for record in out.split("\x1e"):
+            sha, _nul, message = record.strip("\n").partition("\x00")
+            if sha:
+                result.append((sha.strip(), message))
+        return result
+
+    def push(self, remote: str) -> str:
+        """Push the current branch; returns git's message. Raises GitError on failure."""
+        return self.run("push", "--quiet", remote, "HEAD")
+
+
+EMPTY_TREE = bytes.fromhex("4b825dc642cb6eb9a060e54bf8d69288fbee4904")
+
+
+def blob_sha(data: bytes) -> str:
+    return hashlib.sha1(f"blob {len(data)}\0".encode() + data).hexdigest()
+
+
+def commit_object(tree: bytes, parent: str | None, message: str) -> bytes:
+    """A commit by the bot, now, in git's object format."""
+    now = dt.datetime.now().astimezone()
+    offset = now.utcoffset() or dt.timedelta(0)
+    minutes = int(offset.total_seconds() // 60)
+    zone = f"{'+' if minutes >= 0 else '-'}{abs(minutes) // 60:02d}{abs(minutes) % 60:02d}"
+    stamp = f"{BOT_NAME} <{BOT_EMAIL}> {int(now.timestamp())} {zone}"
+    lines = [f"tree {tree.hex()}"]
+    if parent:
+        lines.append(f"parent {parent}")
+    lines += [f"author {stamp}", f"committer {stamp}", "", message]
+    return "\n".join(lines).encode("utf-8")
+
+
+def parse_trailers(message: str) -> dict[str, list[str]]:
+    """``Key: value`` lines of the message's last paragraph."""
+    paragraphs = [p for p in message.strip().split("\n\n") if p.strip()]
+    if len(paragraphs) < 2:
+        return {}
+    trailers: dict[str, list[str]] = {}
+    for line in paragraphs[-1].splitlines():
+        key, sep, value = line.partition(": ")
+        if sep and key and " " not in key:
+            trailers.setdefault(key, []).append(value.strip())
+    return trailers
+
+
+def init_repo(vault: Path) -> VaultRepo:
+    """``git init`` the vault (with a ``.gitignore`` for ``.vault-tools/`` when it has none)."""
+    run_git(vault, "init", "--quiet")
+    gitignore = vault / ".gitignore"
+    if not gitignore.exists():
+        from vault_tools.notes import atomic_write
+
+        atomic_write(gitignore, GITIGNORE_LINE.encode("utf-8"))
+    repo = VaultRepo.open(vault)
+    if repo is None:  # pragma: no cover - git init just succeeded
+        raise GitError(f"{vault}: git init did not create a repository")
+    return repo
+
+
+def describe(vault: Path) -> dict[str, Any]:
+    """A short account of the vault's repository for ``vault-tools status``."""
+    try:
+        repo = VaultRepo.open(vault)
+    except GitError as exc:
+        return {"repository": None, "summary": str(exc)}
+    if repo is None:
+        return {"repository": None, "summary": "not a git repository (the heartbeat creates one)"}
+    with repo:
+        head = repo.repo.head
+        branch = None if head.is_detached else head.reference.name
+        problem = repo.in_progress() or repo.commit_blocker()
+        dirty = repo.run(
+            "status", "--porcelain", "--untracked-files=no", "--", repo.prefix or ".", check=False
+        )
+        changed = len([line for line in dirty.splitlines() if line.strip()])
+        parts = [f"branch {branch}" if branch else "detached HEAD"]
+        parts.append(f"{changed} uncommitted change{'s' if changed != 1 else ''}" if changed else "clean")
+        if repo.head_sha() is None:
+            parts.append("no commits yet")
+        if problem:
+            parts.append(problem.split(";")[0])
+        return {
+            "repository": str(repo.root),
+            "branch": branch,
+            "uncommitted": changed,
+            "problem": problem,
+            "summary": ", ".join(parts),
+        }

@@ -1,0 +1,729 @@
+"""The heartbeat's offline rules: which entries are candidates, what they say, and how much they matter.
+
+Design
+------
+Everything here is a pure function of text: no files, no network, no clock. The heartbeat feeds it
+the entries of the daily notes in its window and gets back scored :class:`Insight` objects.
+
+*Candidates.* Every entry of a daily note is a candidate unless :func:`skip_reason` names why not:
+HEARTBEAT-style acks (``HEARTBEAT_OK``, ``NO_REPLY``), greetings and bare acknowledgements ("Good
+morning", "好的", "收到"), the assistant's own boilerplate ("Sure! Here's a summary…", "How can I
+help?"), refusals ("I'm sorry, I can't help with that", "抱歉，我无法…"), text that looks like
+instructions to a model ("ignore all previous instructions", "忽略之前的指令": a prompt injection
+is never promoted nor sent to a model), code-only blocks, ``[persist:: false]`` and entries too short
+to mean anything (fewer than three words or four CJK characters). Front matter is never an entry.
+
+*What an entry says.* The entry is cut into sentences; the sentences that match a *kind* pattern or
+an explicit signal are its key text (the whole entry when none match), with labels such as
+"Lesson:", "Note to self:", "记住：" taken off. That key text becomes the MEMORY.md item, in the
+entry's own language. Kinds, matched in English and Chinese (see ``KIND_PATTERNS``):
+
+==========================  ======  ==================================================
+kind                        weight  e.g.
+==========================  ======  ==================================================
+identity, health, safety    1.0     "my name is", "allergic", "过敏", "紧急联系人"
+preference, relationship,   0.8     "I prefer", "不吃香菜", "is my sister", "搬到",
+status change                       "switched to", "started going", "辞职"
+decision, lesson            0.7     "decided", "决定", "lesson", "教训", "turns out"
+general fact                0.5     anything else
+temporary                   0.2     "today", "tomorrow", "今晚", "暂时" — only when no kind
+                                    above matched
+==========================  ======  ==================================================
+
+The *category* (the MEMORY.md section) follows: a task (``- [ ]``, "TODO", "待办") is ``todo`` and
+is never promoted; otherwise ``decision``, ``lesson`` or ``preference`` when that kind matched (the
+heavier wins), else ``fact``.
+
+*Score* = the heaviest kind's weight
+  + 0.2 per explicit signal ("remember", "important", "always", "never", "note to self", "记住",
+    "重要", "以后都", "决定", "一定要"…), at most +0.3
+  + 0.3 when the person marked the entry (``#remember`` or ``[persist:: true]``)
+  − 0.2 when it is an aside ("by the way", "btw", "顺便说一下")
+  + 0.1 per other day in the window with a near-duplicate entry, at most +0.2,
+clamped to [0, 1] and rounded to two decimals. An ``[importance:: x]`` field on the entry replaces
+the score. The heartbeat promotes what scores at or above its threshold (0.7 by default).
+
+*Near-duplicates.* Texts are compared as sets of tokens: lower-cased words (English stop words
+dropped, a light plural/tense stemmer) plus character bigrams of CJK runs, so the measure works for
+Chinese without a dictionary. Two texts are near-duplicates when their Jaccard similarity is at least
+0.7, or when one contains at least 90% of the other's tokens and the smaller has four or more
+tokens ("I prefer dark roast coffee" inside "Still true: I prefer dark roast coffee, 浅烘的太酸了").
+
+*Supersede.* A new insight supersedes an existing item of the same category when the two are
+related but not duplicates (Jaccard ≥ 0.3, or containment ≥ 0.5) and the new one says that
+something changed ("switched to", "instead of", "no longer", "改用", "换成", "不再"…). An entry may
+also say so itself with ``[supersedes:: m-3f9a2c]``.
+
+All of it is configurable through the ``[rules]`` table of ``.vault-tools/config.toml`` (see
+:meth:`Rules.from_mapping`): kind weights, extra signal and aside words, steps, caps and thresholds.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import hashlib
+import math
+import re
+import unicodedata
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, Literal
+
+from vault_tools.notes import FIELD, TAG, Entry
+
+Category = Literal["decision", "preference", "lesson", "fact", "todo"]
+CATEGORIES: tuple[Category, ...] = ("decision", "preference", "lesson", "fact", "todo")
+PROMOTABLE: tuple[Category, ...] = ("decision", "preference", "lesson", "fact")
+
+KINDS = (
+    "identity",
+    "health",
+    "safety",
+    "preference",
+    "relationship",
+    "status",
+    "decision",
+    "lesson",
+    "fact",
+    "temporary",
+)
+DEFAULT_WEIGHTS: dict[str, float] = {
+    "identity": 1.0,
+    "health": 1.0,
+    "safety": 1.0,
+    "preference": 0.8,
+    "relationship": 0.8,
+    "status": 0.8,
+    "decision": 0.7,
+    "lesson": 0.7,
+    "fact": 0.5,
+    "temporary": 0.2,
+}
+
+CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7a3"
+CJK_RUN = re.compile(f"[{CJK}]+")
+CJK_CHAR = re.compile(f"[{CJK}]")
+WORD = re.compile(r"[^\W_]+")
+LATIN_LETTER = re.compile(r"[A-Za-z]")
+
+
+def _en(pattern: str) -> str:
+    """An English alternative, matched as whole words, case-insensitively."""
+    return rf"(?i:(?<![A-Za-z])(?:{pattern})(?![A-Za-z]))"
+
+
+def _either(english: str, chinese: str) -> re.Pattern[str]:
+    return re.compile(f"{_en(english)}|{chinese}")
+
+
+KIND_PATTERNS: dict[str, re.Pattern[str]] = {
+    "identity": _either(
+        r"my name is|call me|i was born|my birthday|i live in|i'?m from|i grew up in|my pronouns"
+        r"|my native language|i work (?:at|as|for)|i'?m a \w+ (?:developer|engineer|designer|teacher)",
+        r"我叫|我的名字|我出生|我的生日|我住在|我来自|我老家|我的母语|我的工作是",
+    ),
+    "health": _either(
+        r"allerg\w*|asthma|diabet\w*|blood type|medication|prescri\w+|surgery|diagnos\w+|epipen"
+        r"|intoleran\w+|chronic|migraines?|pregnan\w+",
+        r"过敏|哮喘|糖尿病|血型|药物|处方|手术|确诊|诊断|不耐受|慢性病|偏头痛|怀孕|病史",
+    ),
+    "safety": _either(
+        r"emergency contact|in case of emergency|never (?:give|share|send) (?:out )?(?:my|the)",
+        r"紧急联系人|紧急情况|千万不要把|安全起见",
+    ),
+    "preference": _either(
+        r"prefers?|preferred|preference|favou?rite|dislikes?|can'?t stand|would rather|rather than"
+        r"|i (?:really )?(?:like|love|hate|enjoy)|(?:doesn'?t|don'?t) (?:like|eat|drink)",
+        r"喜欢|偏好|更爱|讨厌|爱吃|爱喝|不吃|不喝|习惯用|受不了|最爱",
+    ),
+    "relationship": _either(
+        r"(?:is|are) my (?:wife|husband|partner|girlfriend|boyfriend|daughter|son|mother|father|sister"
+        r"|brother|best friend|friend|colleague|boss|manager)|my (?:wife|husband|partner|girlfriend"
+        r"|boyfriend|daughter|son|sister|brother) (?:is|'s)|(?:got )?(?:married|engaged|divorced)"
+        r"|broke up|(?:her|his|their) partner is|close friend",
+        r"是我的(?:妻子|老婆|丈夫|老公|女朋友|男朋友|女儿|儿子|姐姐|妹妹|哥哥|弟弟|朋友|同事|老板)"
+        r"|(?:妈妈|爸爸|母亲|父亲|老婆|老公|女儿|儿子)的生日|结婚|订婚|离婚|分手",
+    ),
+    "status": _either(
+        r"moved (?:to|into|out)|moving (?:to|into|out)|started (?:a |my |working|at |going|to )"
+        r"|switched (?:to|from)|quit (?:my|the)|resigned|joined|joins|got (?:a )?(?:promoted|hired|fired)"
+        r"|new job|no longer|changed (?:my|to|from)|retired|graduated",
+        r"搬到|搬进|搬家到|入职了|离职|辞职|跳槽|换工作|升职|毕业|退休|不再",
+    ),
+    "decision": _either(
+        r"decided|decide to|made (?:a|the) decision|the decision is|we'?ll go with|going with|chose|choose to|agreed (?:to|on)"
+        r"|settled on|opted for|standardi[sz]ed? on",
+        r"决定|决策|选定|商定|确定用|最终选|拍板",
+    ),
+    "lesson": _either(
+        r"lessons?|learned|learnt|turns out|turned out|realized|realised|mistake|next time|takeaway"
+        r"|gotcha|should have|never again",
+        r"教训|学到|经验|原来|下次|吸取|踩坑|踩了坑|坑了我|千万别",
+    ),
+    "temporary": _either(
+        r"today|tonight|this (?:morning|afternoon|evening|week)|tomorrow|right now|for now"
+        r"|at the moment",
+        r"今天|今晚|明天|明早|今早|这周|本周|暂时|眼下",
+    ),
+}
+TASK = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+\[[ xX]\]")
+TODO = _either(r"^(?:todo|to-do|to do)\b|^(?:need to|remind me to)", r"^(?:待办|提醒我|要做)")
+DEFAULT_SIGNALS = (
+    "remember",
+    "important",
+    "always",
+    "never",
+    "note to self",
+    "keep in mind",
+    "don't forget",
+    "记住",
+    "记一下",
+    "重要",
+    "以后都",
+    "决定",
+    "一定要",
+    "别忘了",
+)
+DEFAULT_ASIDES = ("by the way", "btw", "fwiw", "顺便说一下", "顺便说", "顺便提一下")
+CHANGE_MARKERS = _either(
+    r"switch(?:ed|ing)?|instead of|instead|no longer|now (?:use|uses|prefer|prefers|live|lives)|changed"
+    r"|replaced|moved (?:to|from)|from \S+(?: \S+)? to",
+    r"改用|换成|改成|改为|不再|现在用|换到",
+)
+LABEL = re.compile(
+    r"^(?i:lesson(?: learned)?|decision|note to self|note|remember|important|fyi|update|still true"
+    r"|reminder|todo)\s*[:：\-—]\s*"
+    r"|^(?:教训|决定|记住|重要|记一下|备注|提醒|经验|注意)\s*[:：]\s*"
+)
+SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)|(?<=[。！？])")
+TAG_WORD = re.compile(
+    r"(?:(?<=^)|(?<=[\s(\[（【]))#[^\s#\[\](){}<>,.;:!?'\"`，。；：！？、（）【】《》「」]+"
+)
+CODE_FENCE = re.compile(r"^\s*(?:```|~~~)")
+
+STOPWORDS = frozenset(
+    """a an the to of in on at for and or but is are was were be been it its my me we our us i you
+    your he she his her they them their this that these those with by as from so do does did not no
+    yes if then than too very just also again still about into over after before up out""".split()  # noqa: SIM905
+)
+
+# What is never a candidate. Greetings and acks must be the whole entry; the rest may be anywhere.
+ACK = re.compile(
+    r"^(?:(?:(?i:hi|hello|hey|good (?:morning|afternoon|evening|night)|morning|thanks|thank you|thx|ok"
+    r"|okay|got it|sure|noted|done|yes|no|yep|nope|cool|great|nice|bye|see you)"
+    r"|你好|您好|早|早上好|早安|中午好|下午好|晚上好|晚安|谢谢|多谢|好的|好|嗯|收到|明白|明白了"
+    r"|知道了|没问题|再见|拜拜)[\s!！.。~,，、?？]*)+$"
+)
+HEARTBEAT = re.compile(r"(?<![A-Za-z_])(?:HEARTBEAT_OK|HEARTBEAT|NO_REPLY)(?![A-Za-z_])")
+ASSISTANT = re.compile(
+    r"^(?i:(?:hi|hello|hey|good (?:morning|afternoon|evening))\s*[!,.]"
+    r"|(?:sure|certainly|of course|absolutely|okay|ok|got it)\s*[!,.]\s+(?:here|i'?ll|let me))"
+    + "|"
+    + _en(
+        r"how (?:can|may) i (?:help|assist)|what would you like (?:to|me)|is there anything else"
+        r"|let me know if you|as an ai|i'?ve (?:read|reviewed|checked) (?:today'?s|your) notes"
+        r"|here are (?:\w+ )?things from your notes"
+    )
+    + r"|^(?:好的|当然|没问题)[!！,，。]\s*(?:以下|这是|我来)|有什么(?:可以|能|需要)(?:帮|为)|需要我(?:帮|做)"
+    r"|作为(?:一个)?(?:AI|人工智能)"
+    r"|^(?i:session (?:started|ended)|context (?:compacted|compaction)|(?:pre-?compaction )?memory flush"
+    r"|no new (?:memories|notes)|nothing (?:new )?to (?:remember|note|save))"
+)
+REFUSAL = re.compile(
+    _en(
+        r"i'?m sorry,? (?:but )?i (?:can'?t|cannot|am unable|won'?t)|i (?:can'?t|cannot) (?:help|assist) with"
+        r"|i'?m (?:not able|unable) to (?:help|assist)"
+    )
+    + r"|(?:抱歉|对不起)[，,]?\s*我(?:无法|不能|没法)|我无法(?:帮助|协助|回答)"
+)
+INJECTION = re.compile(
+    _en(
+        r"(?:ignore|disregard|forget) (?:all |any )?(?:of )?(?:the |your )?(?:previous|prior|above|earlier)"
+        r" (?:instructions|rules|prompts?|messages)|system prompt|you are now|new instructions"
+        r"|(?:promote|add|write) (?:this|the following)(?: \w+)? (?:to|into) (?:your |the )?"
+        r"(?:long-term )?memory|memory\.md"
+    )
+    + r"|忽略(?:之前|以上|前面|上面)(?:的)?(?:所有)?(?:指令|指示|说明|规则)|系统提示|你现在是|写入(?:长期)?记忆"
+)
+
+
+@dataclass(frozen=True)
+class Rules:
+    """Every knob of the offline rules; ``Rules()`` is the documented default."""
+
+    weights: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
+    signals: tuple[str, ...] = DEFAULT_SIGNALS
+    asides: tuple[str, ...] = DEFAULT_ASIDES
+    signal_step: float = 0.2
+    signal_cap: float = 0.3
+    marked_boost: float = 0.3
+    aside_penalty: float = 0.2
+    repeat_step: float = 0.1
+    repeat_cap: float = 0.2
+    near_duplicate: float = 0.7
+    containment: float = 0.9
+    related: float = 0.3
+    max_item_chars: int = 300
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, Any], warnings: list[str] | None = None) -> Rules:
+        """Rules from the ``[rules]`` table of config.toml.
+
+        ``weights`` is a table of kind → weight; ``extra_signals`` / ``extra_asides`` add words to
+        the built-in lists; every other key sets the number of the same name.
+        """
+        warnings = warnings if warnings is not None else []
+        rules = cls()
+        numbers = {f.name for f in fields(cls)} - {"weights", "signals", "asides"}
+        changes: dict[str, Any] = {}
+        for key, value in data.items():
+            if key == "weights" and isinstance(value, Mapping):
+                weights = dict(rules.weights)
+                for kind, weight in value.items():
+                    if kind in KINDS and isinstance(weight, (int, float)):
+                        weights[kind] = float(weight)
+                    else:
+                        warnings.append(
+                            f"config.toml: rules.weights.{kind} ignored (kinds: {', '.join(KINDS)})"
+                        )
+                changes["weights"] = weights
+            elif key in ("extra_signals", "extra_asides") and isinstance(value, list):
+                name = "signals" if key == "extra_signals" else "asides"
+                changes[name] = (*getattr(rules, name), *(str(v) for v in value))
+            elif key in numbers and isinstance(value, (int, float)) and not isinstance(value, bool):
+                changes[key] = type(getattr(rules, key))(value)
+            else:
+                warnings.append(f"config.toml: rules.{key} ignored (unknown key or wrong type)")
+        return replace(rules, **changes)
+
+    def word_pattern(self, words: tuple[str, ...]) -> re.Pattern[str]:
+        return word_pattern(words)
+
+
+@functools.lru_cache(maxsize=64)
+def word_pattern(words: tuple[str, ...]) -> re.Pattern[str]:
+    """One pattern for a list of signal words: English ones as whole words, others anywhere."""
+    latin = [re.escape(w) for w in words if LATIN_LETTER.search(w)]
+    other = [re.escape(w) for w in words if not LATIN_LETTER.search(w)]
+    parts = ([_en("|".join(latin))] if latin else []) + other
+    return re.compile("|".join(parts) or r"(?!x)x")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A daily-note entry read for what it says: key text, kinds, signals, category."""
+
+    entry: Entry
+    key_text: str  # the sentences that carry the insight, one line, in the entry's language
+    kinds: frozenset[str]
+    signals: tuple[str, ...]
+    aside: bool
+    marked: bool
+    category: Category
+    tokens: frozenset[str]
+
+    @property
+    def day(self) -> dt.date | None:
+        return self.entry.date
+
+
+@dataclass(frozen=True)
+class Insight:
+    """Something worth keeping, from one or more entries, scored, ready to be placed in MEMORY.md."""
+
+    text: str
+    category: Category
+    score: float
+    sources: tuple[Entry, ...]
+    rule: str  # how the score came about, for the commit trailer
+    model: str | None = None
+    supersedes: str | None = None  # a MEMORY.md item's block id (or item key)
+    duplicate_of: str | None = None  # set by a model that recognised an existing item
+    expires: dt.date | None = None
+    temporary: bool = False
+
+    @property
+    def date(self) -> dt.date | None:
+        days = [e.date for e in self.sources if e.date is not None]
+        return min(days) if days else None
+
+    @property
+    def source_hashes(self) -> tuple[str, ...]:
+        return tuple(sorted({e.content_hash for e in self.sources}))
+
+
+# ---------------------------------------------------------------------------------------------
+# Text
+
+
+def tokens(text: str) -> frozenset[str]:
+    """The comparison tokens of ``text``: stemmed words without stop words, plus CJK bigrams."""
+    text = unicodedata.normalize("NFKC", TAG_WORD.sub(" ", text)).lower()
+    out: set[str] = set()
+    for run in CJK_RUN.findall(text):
+        if len(run) == 1:
+            out.add(run)
+        else:
+            out.update(run[i : i + 2] for i in range(len(run) - 1))
+    for word in WORD.findall(CJK_RUN.sub(" ", text)):
+        if word in STOPWORDS or (len(word) < 2 and not word.isdigit()):
+            continue
+        out.add(stem(word))
+    return frozenset(out)
+
+
+def stem(word: str) -> str:
+    for suffix in ("ing", "ed", "es", "s"):
+        if len(word) > len(suffix) + 3 and word.endswith(suffix):
+            return word[: -len(suffix)]
+    return word
+
+
+def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    if not a or not b:
+        return 0.0
+    common = len(a & b)
+    return common / (len(a) + len(b) - common)
+
+
+def containment(a: frozenset[str], b: frozenset[str]) -> float:
+    """How much of the smaller set is inside the larger one."""
+    if not a or not b:
+        return 0.0
+    return len(a & b) / min(len(a), len(b))
+
+
+def near_duplicate(a: frozenset[str], b: frozenset[str], rules: Rules) -> bool:
+    if jaccard(a, b) >= rules.near_duplicate:
+        return True
+    return min(len(a), len(b)) >= 4 and containment(a, b) >= rules.containment
+
+
+def related(a: frozenset[str], b: frozenset[str], rules: Rules) -> bool:
+    return jaccard(a, b) >= rules.related or (min(len(a), len(b)) >= 3 and containment(a, b) >= 0.5)
+
+
+def is_chinese(text: str) -> bool:
+    """Mostly Chinese: at least one CJK character for every three Latin letters."""
+    cjk = len(CJK_CHAR.findall(text))
+    return cjk > 0 and cjk * 3 >= len(LATIN_LETTER.findall(text))
+
+
+def sentences(text: str) -> list[str]:
+    parts: list[str] = []
+    for line in text.splitlines():
+        parts.extend(p.strip() for p in SENTENCE_END.split(line) if p.strip())
+    return parts
+
+
+def plain(text: str) -> str:
+    """Text without #tags, inline fields and repeated whitespace, on one line."""
+    text = TAG_WORD.sub("", FIELD.sub("", text))
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def strip_label(text: str) -> str:
+    stripped = LABEL.sub("", text, count=1).strip()
+    if stripped and stripped != text and stripped[0].isascii():
+        stripped = stripped[0].upper() + stripped[1:]
+    return stripped or text
+
+
+def short(text: str, limit: int) -> str:
+    """``text`` cut at a word or character boundary to ``limit`` characters, with an ellipsis."""
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    if not CJK_CHAR.search(cut[-1:]) and " " in cut[limit // 2 :]:
+        cut = cut[: cut.rfind(" ")]
+    return cut.rstrip(" ,;:，；：") + "…"
+
+
+# ---------------------------------------------------------------------------------------------
+# Candidates
+
+
+def body_text(entry: Entry) -> str:
+    """The entry's text without code fences (their content is not an insight)."""
+    lines: list[str] = []
+    fenced = False
+    for line in entry.text.splitlines():
+        if CODE_FENCE.match(line):
+            fenced = not fenced
+            continue
+        if not fenced:
+            lines.append(line)
+    return "\n".join(lines).strip()
+
+
+def skip_reason(entry: Entry) -> str | None:
+    """Why ``entry`` is not a candidate at all, or None when it is one."""
+    text = body_text(entry)
+    flat = plain(text)
+    reason = None
+    if entry.kind != "daily":
+        reason = "not a daily-note entry"
+    elif not flat:
+        reason = "code or markup only"
+    elif HEARTBEAT.search(text):
+        reason = "heartbeat acknowledgement"
+    elif ACK.match(flat):
+        reason = "greeting or acknowledgement"
+    elif REFUSAL.search(flat):
+        reason = "the assistant's refusal"
+    elif ASSISTANT.search(flat):
+        reason = "the assistant's own boilerplate"
+    elif INJECTION.search(flat):
+        reason = "reads as instructions to a model (possible prompt injection)"
+    elif entry.fields.get("persist", "").strip().lower() in ("false", "no", "0", "off"):
+        reason = "marked [persist:: false]"
+    elif len(CJK_CHAR.findall(flat)) < 4 and len(WORD.findall(CJK_RUN.sub(" ", flat))) < 3:
+        reason = "too short to be an insight"
+    return reason
+
+
+def matched_kinds(text: str) -> set[str]:
+    return {kind for kind, pattern in KIND_PATTERNS.items() if pattern.search(text)}
+
+
+def analyse(entry: Entry, rules: Rules) -> Candidate:
+    """Read one entry: its key sentences, kinds, signals and category (see the module docstring)."""
+    text = body_text(entry)
+    signal_re = rules.word_pattern(rules.signals)
+    aside_re = rules.word_pattern(rules.asides)
+    chosen: list[str] = []
+    kinds: set[str] = set()
+    for sentence in sentences(plain_lines(text)):
+        found = matched_kinds(sentence)
+        if sentence.endswith((":", "：")):
+            continue  # introduces what follows (a list, a code block): not a statement on its own
+        if found - {"temporary"} or signal_re.search(sentence):
+            chosen.append(sentence)
+        kinds |= found
+    key = plain(" ".join(chosen) if chosen else text)
+    key = strip_label(key)
+    signals = tuple(sorted({m.group(0).lower() for m in signal_re.finditer(plain(text))}))
+    marked = entry.has_tag("remember") or entry.fields.get("persist", "").strip().lower() in (
+        "true",
+        "yes",
+        "1",
+        "on",
+    )
+    if entry.has_tag("decision") or entry.has_tag("决定"):
+        kinds.add("decision")
+    if entry.has_tag("lesson") or entry.has_tag("教训"):
+        kinds.add("lesson")
+    category = categorise(entry, text, kinds)
+    return Candidate(
+        entry=entry,
+        key_text=short(key, rules.max_item_chars),
+        kinds=frozenset(kinds),
+        signals=signals,
+        aside=bool(aside_re.search(plain(text))),
+        marked=marked,
+        category=category,
+        tokens=tokens(key),
+    )
+
+
+def plain_lines(text: str) -> str:
+    return "\n".join(plain(line) for line in text.splitlines())
+
+
+def categorise(entry: Entry, text: str, kinds: set[str]) -> Category:
+    first = entry.raw.splitlines()[0] if entry.raw else ""
+    if TASK.match(first) or TODO.search(plain(text)):
+        return "todo"
+    ranked = [k for k in ("preference", "decision", "lesson") if k in kinds]
+    if not ranked:
+        return "fact"
+    best = max(ranked, key=lambda k: DEFAULT_WEIGHTS[k])
+    return best  # type: ignore[return-value]
+
+
+def score(candidate: Candidate, rules: Rules, *, days_mentioned: int = 1) -> tuple[float, str]:
+    """The candidate's score and a one-line account of how it came about."""
+    explicit = candidate.entry.importance
+    if explicit is not None:
+        return round(min(1.0, max(0.0, explicit)), 2), f"importance field {explicit:g}"
+    weights = rules.weights
+    strong = candidate.kinds - {"temporary", "fact"}
+    if strong:
+        kind = max(strong, key=lambda k: (weights.get(k, 0.5), k))
+    else:
+        kind = "temporary" if "temporary" in candidate.kinds else "fact"
+    total = weights.get(kind, 0.5)
+    parts = [f"{kind} {total:g}"]
+    if candidate.signals:
+        raise_by = min(rules.signal_cap, rules.signal_step * len(candidate.signals))
+        total += raise_by
+        parts.append(f"signal {'/'.join(candidate.signals)} +{raise_by:g}")
+    if candidate.marked:
+        total += rules.marked_boost
+        parts.append(f"marked #remember +{rules.marked_boost:g}")
+    if candidate.aside:
+        total -= rules.aside_penalty
+        parts.append(f"aside -{rules.aside_penalty:g}")
+    if days_mentioned > 1:
+        raise_by = min(rules.repeat_cap, rules.repeat_step * (days_mentioned - 1))
+        total += raise_by
+        parts.append(f"repeated on {days_mentioned} days +{raise_by:g}")
+    value = round(min(1.0, max(0.0, total)) + 1e-9, 2)
+    return value, " ".join(parts)
+
+
+# ---------------------------------------------------------------------------------------------
+# Finding similar texts fast: an inverted index over tokens
+
+
+class SimilarityIndex:
+    """Token sets by key; finds the near-duplicates or related sets of a query without comparing all."""
+
+    def __init__(self) -> None:
+        self.sets: dict[str, frozenset[str]] = {}
+        self.postings: dict[str, list[str]] = defaultdict(list)
+
+    def add(self, key: str, token_set: frozenset[str]) -> None:
+        if key in self.sets:
+            return
+        self.sets[key] = token_set
+        for token in token_set:
+            self.postings[token].append(key)
+
+    def overlaps(self, token_set: frozenset[str]) -> dict[str, int]:
+        counts: dict[str, int] = defaultdict(int)
+        for token in token_set:
+            for key in self.postings.get(token, ()):
+                counts[key] += 1
+        return counts
+
+    def near(self, token_set: frozenset[str], rules: Rules) -> list[tuple[str, float]]:
+        """Keys that are near-duplicates of ``token_set``, best first."""
+        return self._matching(token_set, rules, near=True)
+
+    def related(self, token_set: frozenset[str], rules: Rules) -> list[tuple[str, float]]:
+        """Keys related to ``token_set`` (near-duplicates included), best first."""
+        return self._matching(token_set, rules, near=False)
+
+    def _matching(self, token_set: frozenset[str], rules: Rules, *, near: bool) -> list[tuple[str, float]]:
+        found: list[tuple[str, float]] = []
+        size = len(token_set)
+        for key, common in self.overlaps(token_set).items():
+            other = len(self.sets[key])
+            jac = common / (size + other - common)
+            cont = common / min(size, other)
+            if near:
+                ok = jac >= rules.near_duplicate or (min(size, other) >= 4 and cont >= rules.containment)
+            else:
+                ok = jac >= rules.related or (min(size, other) >= 3 and cont >= 0.5)
+            if ok:
+                found.append((key, max(jac, cont if min(size, other) >= 4 else jac)))
+        found.sort(key=lambda kv: (-kv[1], kv[0]))
+        return found
+
+
+# ---------------------------------------------------------------------------------------------
+# From candidates to insights
+
+
+def rules_insights(
+    new: Sequence[Candidate], window: Sequence[Candidate], rules: Rules
+) -> tuple[list[Insight], dict[str, tuple[float, str]]]:
+    """Insights from the new candidates, by the offline rules.
+
+    ``window`` is every candidate of the window (processed ones too): a near-duplicate on another
+    day raises the score (repetition) and becomes a source. New candidates that are near-duplicates
+    of each other become one insight. Returns the insights (todo ones included: the caller decides
+    what to promote) and, for every new candidate, its own (score, rule).
+    """
+    index = SimilarityIndex()
+    by_key: dict[str, Candidate] = {}
+    for candidate in [*window, *new]:
+        key = candidate.entry.id
+        by_key[key] = candidate
+        index.add(key, candidate.tokens)
+    new_keys = [c.entry.id for c in new]
+    near: dict[str, list[str]] = {k: [o for o, _ in index.near(by_key[k].tokens, rules)] for k in new_keys}
+    group = union_near_duplicates(new_keys, near, by_key)
+    scores: dict[str, tuple[float, str]] = {}
+    insights: list[Insight] = []
+    for members in group:
+        related_keys = {k for m in members for k in near[m]}
+        related_keys = {k for k in related_keys if by_key[k].category == by_key[members[0]].category}
+        days = {by_key[k].day for k in related_keys | set(members) if by_key[k].day is not None}
+        ranked: list[tuple[float, int, str, str, Candidate]] = []
+        for key in members:
+            value, rule = score(by_key[key], rules, days_mentioned=max(1, len(days)))
+            scores[key] = (value, rule)
+            candidate = by_key[key]
+            # The best score leads; among equals the crispest (shortest), then the first said.
+            ranked.append((-value, len(candidate.key_text), str(candidate.day), rule, candidate))
+        ranked.sort(key=lambda r: r[:3])
+        negative, _length, _day, rule, lead = ranked[0]
+        value = -negative
+        sources = sorted(
+            {k: by_key[k].entry for k in related_keys | set(members)}.values(),
+            key=lambda e: (e.date or dt.date.min, e.rel_path, e.start_line),
+        )
+        temporary = lead.kinds <= {"temporary", "fact"} and "temporary" in lead.kinds
+        insights.append(
+            Insight(
+                text=lead.key_text,
+                category=lead.category,
+                score=value,
+                sources=tuple(sources),
+                rule=rule,
+                supersedes=lead.entry.fields.get("supersedes", "").strip().lstrip("^") or None,
+                temporary=temporary,
+            )
+        )
+    return insights, scores
+
+
+def union_near_duplicates(
+    keys: Sequence[str], near: Mapping[str, list[str]], by_key: Mapping[str, Candidate]
+) -> list[list[str]]:
+    """Groups of new candidates (same category) that are near-duplicates of each other."""
+    parent = {k: k for k in keys}
+
+    def root(key: str) -> str:
+        while parent[key] != key:
+            parent[key] = parent[parent[key]]
+            key = parent[key]
+        return key
+
+    for key in keys:
+        for other in near[key]:
+            if other in parent and other != key and by_key[other].category == by_key[key].category:
+                parent[root(other)] = root(key)
+    groups: dict[str, list[str]] = defaultdict(list)
+    for key in keys:
+        groups[root(key)].append(key)
+    return list(groups.values())
+
+
+def changes_something(text: str) -> bool:
+    """Whether ``text`` says that something changed (a condition for superseding an item)."""
+    return bool(CHANGE_MARKERS.search(text))
+
+
+def block_id_for(source_hashes: Iterable[str], *, salt: str = "", length: int = 6) -> str:
+    """The deterministic block id of an insight: a hash of its sources' content hashes."""
+    digest = hashlib.sha256(("\n".join(sorted(source_hashes)) + salt).encode("utf-8")).hexdigest()
+    return f"m-{digest[:length]}"
+
+
+def format_score(value: float) -> str:
+    text = f"{value:.2f}".rstrip("0")
+    return text + "0" if text.endswith(".") else text
+
+
+def within(value: float, threshold: float) -> bool:
+    """``value`` at or above ``threshold``, robust to float noise (scores have two decimals)."""
+    return value + 1e-9 >= threshold or math.isclose(value, threshold)
+
+
+def inline_tags(raw: str) -> list[str]:
+    return [m.group(1) for m in TAG.finditer(raw)]
