@@ -83,13 +83,13 @@ def test_parse_chat_rejects_anything_else(value: str) -> None:
 VISIBILITY_TABLE = [
     # chat, kind, visibility, visible
     ("direct", "daily", "personal", True),
-    ("direct", "daily", "private", True),
+    ("direct", "daily", "private", False),
     ("direct", "daily", "shared", True),
     ("direct", "memory", "personal", True),
-    ("direct", "memory", "private", True),
+    ("direct", "memory", "private", False),
     ("direct", "memory", "shared", True),
     ("direct", "note", "personal", True),
-    ("direct", "note", "private", True),
+    ("direct", "note", "private", False),
     ("direct", "note", "shared", True),
     ("group", "daily", "personal", False),
     ("group", "daily", "private", False),
@@ -122,6 +122,15 @@ def test_visibility_table(chat: str, kind: str, visibility: str, visible: bool) 
     assert visible_in(kind, visibility, parse_chat(chat)) is visible
 
 
+@pytest.mark.parametrize(("chat", "kind", "visibility", "visible"), VISIBILITY_TABLE)
+def test_include_private_opens_private_entries_to_the_owner_only(
+    chat: str, kind: str, visibility: str, visible: bool
+) -> None:
+    widened = visible_in(kind, visibility, parse_chat(chat), include_private=True)
+    owner_sees_private = chat == "direct" and visibility == "private"
+    assert widened is (visible or owner_sees_private)
+
+
 @pytest.mark.parametrize(
     ("kind", "visibility", "chat"),
     [
@@ -148,7 +157,8 @@ def test_entry_visible_on_real_notes(tmp_path: Path) -> None:
         "- 12:00 shared and private #shared #private\n- 13:00 opted in [visibility:: shared]\n",
     )
     assert [e.visibility for e in daily] == ["personal", "shared", "private", "private", "shared"]
-    assert [entry_visible(e, "direct") for e in daily] == [True] * 5
+    assert [entry_visible(e, "direct") for e in daily] == [True, True, False, False, True]
+    assert [entry_visible(e, "direct", include_private=True) for e in daily] == [True] * 5
     assert [entry_visible(e, "group") for e in daily] == [False, True, False, False, True]
     assert [entry_visible(e, "unknown") for e in daily] == [False, True, False, False, True]
 
@@ -167,7 +177,8 @@ def test_entry_visible_on_real_notes(tmp_path: Path) -> None:
         front="visibility: private",
     )
     assert [entry_visible(e, "group") for e in private_note] == [False]
-    assert [entry_visible(e, "direct") for e in private_note] == [True]
+    assert [entry_visible(e, "direct") for e in private_note] == [False]
+    assert [entry_visible(e, "direct", include_private=True) for e in private_note] == [True]
 
     memory = entries(
         tmp_path, "# Memory\n\n- 2026-03-10: team uses Postgres #shared\n- likes tea\n", name="MEMORY.md"

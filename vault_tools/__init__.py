@@ -1,3 +1,20 @@
 """vault-tools: long-term memory for AI agents as a Markdown vault."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from vault_tools.vault import Vault
+
 __version__ = "0.1.0"
+__all__ = ["Vault", "__version__"]
+
+
+def __getattr__(name: str) -> Any:
+    """``from vault_tools import Vault`` without importing it (and YAML) for ``vault-tools --help``."""
+    if name == "Vault":
+        from vault_tools.vault import Vault
+
+        return Vault
+    raise AttributeError(f"module 'vault_tools' has no attribute {name!r}")

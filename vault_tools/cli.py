@@ -18,7 +18,7 @@ from typing import Any
 
 from vault_tools import __version__
 from vault_tools.config import Config, load_config, require_vault, resolve_vault
-from vault_tools.errors import VaultError
+from vault_tools.errors import UsageError, VaultError
 
 Handler = Callable[[argparse.Namespace, "Output"], int]
 
@@ -141,6 +141,153 @@ def cmd_status(args: argparse.Namespace, out: Output) -> int:
     return 0
 
 
+def cmd_recall(args: argparse.Namespace, out: Output) -> int:
+    from vault_tools.recall import recall
+
+    result = recall(
+        config_for(args, out),
+        " ".join(args.query),
+        limit=args.limit,
+        since=args.since,
+        until=args.until,
+        tags=args.tag,
+        chat=args.chat,
+        max_tokens=args.max_tokens,
+        as_of=args.as_of,
+        explain=args.explain,
+        include_private=args.include_private,
+    )
+    if not out.as_json:
+        for warning in result.warnings:
+            out.warn(warning)
+    out.result(result, lambda: result.render(color=sys.stdout.isatty(), explain=args.explain))
+    return 0
+
+
+def cmd_context(args: argparse.Namespace, out: Output) -> int:
+    from vault_tools.context import build_context
+
+    result = build_context(
+        config_for(args, out), chat=args.chat, max_tokens=args.max_tokens, as_of=args.as_of
+    )
+    if not out.as_json:
+        for warning in result.warnings:
+            out.warn(warning)
+    out.result(result, result.render)
+    return 0
+
+
+def cmd_index(args: argparse.Namespace, out: Output) -> int:
+    from vault_tools.index import Index
+
+    idx = Index(config_for(args, out))
+    progress = not out.as_json
+    report = (
+        idx.rebuild(progress=progress) if args.rebuild else idx.reconcile(progress=progress, optimize=True)
+    )
+    if not out.as_json:
+        for warning in report.warnings:
+            out.warn(warning)
+    out.result(report, report.summary)
+    return 0
+
+
+def cmd_doctor(args: argparse.Namespace, out: Output) -> int:
+    from vault_tools.index import Index
+
+    report = Index(config_for(args, out)).doctor(fix=args.fix)
+    out.result(report, report.summary)
+    return 0 if report.ok else 1
+
+
+def cmd_watch(args: argparse.Namespace, out: Output) -> int:
+    import logging
+
+    from vault_tools.config import check_positive
+    from vault_tools.watch import WatchOptions, run_watch
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stderr)
+    check_positive("--reconcile-seconds", args.reconcile_seconds)
+    options = WatchOptions(reconcile_seconds=args.reconcile_seconds, debounce_ms=max(0, args.debounce_ms))
+    state = run_watch(config_for(args, out), options=options)
+    out.result(state, "stopped")
+    return 0
+
+
+def cmd_mcp(args: argparse.Namespace, out: Output) -> int:
+    from vault_tools.mcp_server import serve
+    from vault_tools.privacy import parse_chat
+
+    serve(config_for(args, out), parse_chat(args.chat))
+    return 0
+
+
+def cmd_export(args: argparse.Namespace, out: Output) -> int:
+    from vault_tools.transfer import export_entries, write_export
+
+    if out.as_json and args.jsonl:
+        raise UsageError("choose one of --json (one document) and --jsonl (one entry per line)")
+    result = export_entries(config_for(args, out), since=args.since, until=args.until, chat=args.chat)
+    for warning in result.warnings:
+        out.warn(warning)
+    if args.output:
+        write_export(result, Path(args.output), as_json=out.as_json)
+        print(f"exported {len(result.entries)} entries to {args.output}", file=sys.stderr)
+    elif out.as_json:
+        out.result(result, "")
+    else:
+        for line in result.jsonl():
+            print(line)
+    return 0
+
+
+def cmd_import(args: argparse.Namespace, out: Output) -> int:
+    from vault_tools.transfer import import_file
+
+    roles = [r for r in args.roles.split(",") if r.strip()]
+    report = import_file(
+        config_for(args, out), args.file, roles=roles, dry_run=args.dry_run, commit=not args.no_commit
+    )
+    if not out.as_json:
+        for warning in report.warnings:
+            out.warn(warning)
+    out.result(report, report.summary)
+    return 0
+
+
+def cmd_heartbeat(args: argparse.Namespace, out: Output) -> int:
+    from vault_tools.heartbeat import Options, run_heartbeat
+
+    options = Options(
+        days=args.days,
+        threshold=args.threshold,
+        as_of=args.as_of,
+        dry_run=args.dry_run,
+        use_llm=not args.no_llm,
+        if_due=args.if_due,
+    )
+    report = run_heartbeat(config_for(args, out), options)
+    out.result(report, report.render)
+    return 0
+
+
+def cmd_undo(args: argparse.Namespace, out: Output) -> int:
+    from vault_tools.heartbeat import undo
+
+    report = undo(config_for(args, out), args.commit)
+    out.result(report, report.render)
+    return 0
+
+
+def cmd_schedule(args: argparse.Namespace, out: Output) -> int:
+    from vault_tools.schedule import render
+
+    config = config_for(args, out)
+    text = render(args.print, config.vault, interval_hours=config.heartbeat.interval_hours)
+    out.result({"kind": args.print, "text": text}, text.rstrip("\n"))
+    return 0
+
+
 # ---------------------------------------------------------------------------------------------
 # Parser
 
@@ -184,6 +331,82 @@ def build_parser() -> argparse.ArgumentParser:
     note.add_argument("--date", type=parse_date, help="the day's note to append to (YYYY-MM-DD)")
 
     add("status", "show the vault, its counts, index, watcher, heartbeat and git state", cmd_status)
+    recall = add("recall", "find the entries that answer a question about the past", cmd_recall)
+    recall.add_argument("query", nargs="*", help="the question or keywords; may hold #tags and time words")
+    recall.add_argument("--limit", type=int, metavar="N", help="at most N results (default: config, 10)")
+    recall.add_argument(
+        "--since", metavar="WHEN", help="from this date: 2026-03-01, 7d, 2w, yesterday, last week"
+    )
+    recall.add_argument("--until", metavar="WHEN", help="up to this date (same forms as --since)")
+    recall.add_argument("--tag", action="append", default=[], metavar="T", help="only #T and tags under it")
+    recall.add_argument("--max-tokens", type=int, metavar="N", help="fit the results into N tokens")
+    recall.add_argument("--explain", action="store_true", help="show each score's parts")
+    recall.add_argument(
+        "--include-private",
+        action="store_true",
+        help="also show #private entries (direct chat, for a person at this machine; never for an agent)",
+    )
+    context = add(
+        "context", "what an agent loads at session start: MEMORY.md and the last two days", cmd_context
+    )
+    context.add_argument("--max-tokens", type=int, default=2000, metavar="N", help="budget (default 2000)")
+    for command in (recall, context):
+        command.add_argument(
+            "--chat",
+            metavar="CHAT",
+            help="direct, group or unknown (default: $VAULT_TOOLS_CHAT, else direct)",
+        )
+        command.add_argument(
+            "--as-of", type=parse_date, metavar="DATE", help="treat DATE (YYYY-MM-DD) as today"
+        )
+    index = add("index", "bring the search index up to date with the notes (only what changed)", cmd_index)
+    index.add_argument("--rebuild", action="store_true", help="start from nothing")
+    doctor = add("doctor", "compare the notes on disk with the index; --fix repairs", cmd_doctor)
+    doctor.add_argument("--fix", action="store_true", help="rebuild or re-index what is wrong")
+    watch = add("watch", "keep the index current while the vault is edited (Ctrl-C stops)", cmd_watch)
+    watch.add_argument(
+        "--reconcile-seconds", type=float, default=120.0, metavar="N", help="full check every N s (120)"
+    )
+    watch.add_argument("--debounce-ms", type=int, default=150, metavar="N", help="quiet time before indexing")
+    mcp = add("mcp", "serve memory to an agent over MCP (stdio): search, get, note, context", cmd_mcp)
+    mcp.add_argument(
+        "--chat",
+        required=True,
+        choices=("direct", "group", "unknown"),
+        help="the chat this server answers for, fixed for its life: group/unknown see only #shared",
+    )
+    export = add("export", "write every entry as JSON lines (or one JSON document with --json)", cmd_export)
+    export.add_argument("--jsonl", action="store_true", help="one JSON object per line (the default)")
+    export.add_argument("--since", type=parse_date, metavar="DATE", help="only entries dated DATE or later")
+    export.add_argument("--until", type=parse_date, metavar="DATE", help="only entries dated DATE or earlier")
+    export.add_argument(
+        "--chat", metavar="CHAT", help="only what this chat may see (default: everything, #private included)"
+    )
+    export.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of standard output")
+    imp = add(
+        "import", "add entries from JSON lines (export, mem0, lancedb, chat logs); one commit", cmd_import
+    )
+    imp.add_argument("file", metavar="FILE", help="the file to import, or - for standard input")
+    imp.add_argument(
+        "--roles", default="user", metavar="R,R", help="chat-log roles to import (default: user)"
+    )
+    imp.add_argument("--dry-run", action="store_true", help="say what would be imported; write nothing")
+    imp.add_argument("--no-commit", action="store_true", help="write the notes but do not commit them")
+    beat = add(
+        "heartbeat", "promote what matters from recent notes into MEMORY.md; prune; commit", cmd_heartbeat
+    )
+    beat.add_argument("--days", type=int, metavar="N", help="look at the last N days (default 7)")
+    beat.add_argument("--threshold", type=float, metavar="X", help="promote at or above this score (0.7)")
+    beat.add_argument("--as-of", type=parse_date, metavar="DATE", help="the last day of the window (today)")
+    beat.add_argument("--dry-run", action="store_true", help="print the diff it would make; change nothing")
+    beat.add_argument("--no-llm", action="store_true", help="use the offline rules even if a model is set up")
+    beat.add_argument(
+        "--if-due", action="store_true", help="run only if the last run is older than the interval"
+    )
+    undo = add("undo", "revert one heartbeat commit with a new commit", cmd_undo)
+    undo.add_argument("commit", metavar="COMMIT", help="the bot commit to revert (sha or ref)")
+    schedule = add("schedule", "print a cron line or systemd units that run the heartbeat", cmd_schedule)
+    schedule.add_argument("--print", choices=("cron", "systemd"), required=True, help="which to print")
     # Commands of the other modules register here.
     return parser
 

@@ -431,9 +431,16 @@ def iter_note_paths(vault: Path, warnings: list[Warning_] | None = None) -> Iter
     (AGENTS.md, SOUL.md, ...) and anything else at the top level are left alone.
     """
     root = vault.resolve()
+    memory_files: list[Path] = []
     for name in MEMORY_FILE_NAMES:
         candidate = vault / name
-        if candidate.is_file() and inside_vault(candidate, root, warnings):
+        if (
+            candidate.is_file()
+            and inside_vault(candidate, root, warnings)
+            # One file under two names (a case-insensitive filesystem, a symlink, a hard link) is read once.
+            and not any(os.path.samefile(candidate, seen) for seen in memory_files)
+        ):
+            memory_files.append(candidate)
             yield candidate
     memory_dir = vault / "memory"
     if not memory_dir.is_dir():

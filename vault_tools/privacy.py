@@ -111,20 +111,26 @@ def parse_chat(value: str | None) -> Chat:
     return chat
 
 
-def visible_in(entry_kind: str, visibility: str, chat: Chat) -> bool:
-    """Whether an entry of this kind and visibility may be shown in ``chat``. Default deny."""
+def visible_in(entry_kind: str, visibility: str, chat: Chat, *, include_private: bool = False) -> bool:
+    """Whether an entry of this kind and visibility may be shown in ``chat``. Default deny.
+
+    ``#private`` entries never leave the machine (DESIGN rule 4), and whatever recall hands an
+    agent goes on to its model, so they are shown only when a person at this machine asks for
+    them with ``include_private`` (``vault-tools recall --include-private``), and only in a
+    direct chat.
+    """
     if entry_kind not in ENTRY_KINDS or visibility not in VISIBILITIES:
         return False
     if chat == "direct":
-        return True
+        return visibility != "private" or include_private
     if chat in ("group", "unknown"):
         return visibility == "shared" and entry_kind != "memory"
     return False
 
 
-def entry_visible(entry: Entry, chat: Chat) -> bool:
+def entry_visible(entry: Entry, chat: Chat, *, include_private: bool = False) -> bool:
     """Whether ``entry`` may be recalled or loaded in ``chat`` (see :func:`visible_in`)."""
-    return visible_in(entry.kind, entry.visibility, chat)
+    return visible_in(entry.kind, entry.visibility, chat, include_private=include_private)
 
 
 # ---------------------------------------------------------------------------------------------

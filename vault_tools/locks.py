@@ -1,0 +1,99 @@
+"""Named inter-process locks under ``<vault>/.vault-tools/locks/``, with who holds them.
+
+A lock is an OS file lock (``filelock``: ``flock`` on POSIX), so it is released when its holder
+dies, ``kill -9`` included. Next to ``NAME.lock`` the holder writes ``NAME.owner`` (pid, what it
+is doing, since when) so a process that times out can say who it waited for. The owner file is
+advisory: it may be stale after a crash, and nothing relies on it for correctness.
+
+Two lock objects exclude each other even inside one process and one thread, so never take the
+same lock twice in a nested way: it would wait for itself.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from vault_tools.config import Config
+from vault_tools.errors import LockedError
+
+if TYPE_CHECKING:
+    from filelock import FileLock
+
+LOCKS_DIR = "locks"
+
+
+def lock_path(config: Config, name: str) -> Path:
+    return config.state_dir / LOCKS_DIR / f"{name}.lock"
+
+
+def owner(config: Config, name: str) -> dict[str, Any]:
+    """What the last holder of lock ``name`` wrote about itself (empty when unknown)."""
+    path = lock_path(config, name).with_suffix(".owner")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def describe_owner(config: Config, name: str) -> str:
+    info = owner(config, name)
+    if not info:
+        return "another vault-tools process"
+    return f"another vault-tools process (pid {info.get('pid', '?')}, {info.get('what', 'working')})"
+
+
+@contextlib.contextmanager
+def hold(config: Config, name: str, *, timeout: float, what: str) -> Iterator[None]:
+    """Hold lock ``name`` for the ``with`` block, waiting up to ``timeout`` seconds (0: don't wait).
+
+    Raises :class:`LockedError` naming the holder when the lock stays taken.
+    """
+    from filelock import FileLock, Timeout  # imported here: a search that writes nothing never needs it
+
+    path = lock_path(config, name)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(str(path), timeout=timeout)
+    try:
+        lock.acquire(timeout=timeout, poll_interval=0.02)
+    except Timeout:
+        raise LockedError(
+            f"{describe_owner(config, name)} holds {path}; waited {timeout:g} s. "
+            "Try again when it has finished (a watcher holds it only while it indexes)."
+        ) from None
+    try:
+        write_owner(path.with_suffix(".owner"), what)
+        yield
+    finally:
+        lock.release()
+
+
+def write_owner(path: Path, what: str) -> None:
+    with contextlib.suppress(OSError):
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps({"pid": os.getpid(), "what": what, "since": time.time()}), encoding="utf-8")
+        os.replace(tmp, path)
+
+
+def try_hold(config: Config, name: str, *, what: str) -> FileLock | None:
+    """Take lock ``name`` without waiting and keep it until ``release``; None when it is taken.
+
+    For long-lived holders (the watcher holds ``watch`` for its whole life).
+    """
+    from filelock import FileLock, Timeout
+
+    path = lock_path(config, name)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(str(path), timeout=0)
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        return None
+    write_owner(path.with_suffix(".owner"), what)
+    return lock
