@@ -45,7 +45,9 @@ def test_help_does_not_import_heavy_libraries() -> None:
 
 
 def test_python_dash_m_runs_the_cli() -> None:
-    result = subprocess.run([sys.executable, "-m", "vault_tools", "--version"], capture_output=True, text=True)
+    result = subprocess.run(
+        [sys.executable, "-m", "vault_tools", "--version"], capture_output=True, text=True
+    )
     assert result.returncode == 0 and "vault-tools" in result.stdout
 
 
@@ -73,14 +75,18 @@ def test_init_refuses_to_overwrite(tmp_path: Path, capsys: pytest.CaptureFixture
     assert (vault / "MEMORY.md").read_text() == "mine\n"
 
 
-def test_init_inside_an_existing_repo_does_not_nest_one(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_init_inside_an_existing_repo_does_not_nest_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     subprocess.run(["git", "init", "-q", str(tmp_path / "repo")], check=True)
     code, out, _ = run(capsys, "init", str(tmp_path / "repo" / "vault"), "--json")
     assert code == 0 and json.loads(out)["git_initialised"] is False
     assert not (tmp_path / "repo" / "vault" / ".git").exists()
 
 
-def test_init_sample_copies_the_sample_re_dated_to_end_today(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_init_sample_copies_the_sample_re_dated_to_end_today(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     code, _, _ = run(capsys, "init", str(tmp_path / "s"), "--sample")
     assert code == 0
     days = sorted(p.name for p in (tmp_path / "s" / "memory").glob("*.md"))
@@ -95,14 +101,35 @@ def test_init_sample_copies_the_sample_re_dated_to_end_today(tmp_path: Path, cap
 def test_note_creates_the_day_then_appends(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     vault = tmp_path / "v"
     run(capsys, "init", str(vault))
-    code, out, _ = run(capsys, "--vault", str(vault), "note", "决定以后都用", "pnpm", "--tag", "技术/前端",
-                       "--date", "2026-03-10", "--json")
+    code, out, _ = run(
+        capsys,
+        "--vault",
+        str(vault),
+        "note",
+        "决定以后都用",
+        "pnpm",
+        "--tag",
+        "技术/前端",
+        "--date",
+        "2026-03-10",
+        "--json",
+    )
     first = json.loads(out)
     assert code == 0 and first["created_file"] is True and first["path"] == "memory/2026-03-10.md"
     path = vault / "memory" / "2026-03-10.md"
     before = path.read_bytes()
-    code, out, _ = run(capsys, "note", "Met Maria at the climbing gym", "--private", "--remember",
-                       "--vault", str(vault), "--date", "2026-03-10", "--json")
+    code, out, _ = run(
+        capsys,
+        "note",
+        "Met Maria at the climbing gym",
+        "--private",
+        "--remember",
+        "--vault",
+        str(vault),
+        "--date",
+        "2026-03-10",
+        "--json",
+    )
     second = json.loads(out)
     assert code == 0 and second["created_file"] is False
     after = path.read_bytes()
@@ -115,7 +142,9 @@ def test_note_creates_the_day_then_appends(tmp_path: Path, capsys: pytest.Captur
     assert second["line"] == note.entries[1].start_line
 
 
-def test_note_keeps_crlf_and_never_rewrites_earlier_lines(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_note_keeps_crlf_and_never_rewrites_earlier_lines(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     vault = tmp_path / "v"
     (vault / "memory").mkdir(parents=True)
     path = vault / "memory" / "2026-03-11.md"
@@ -126,7 +155,9 @@ def test_note_keeps_crlf_and_never_rewrites_earlier_lines(tmp_path: Path, capsys
     assert data.endswith(b" second\r\n")
 
 
-def test_note_errors_are_one_line_with_an_exit_code(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_note_errors_are_one_line_with_an_exit_code(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     code, _, err = run(capsys, "--vault", str(tmp_path), "note", "  ")
     assert code == 2 and err.startswith("Error: the note is empty") and err.count("\n") == 1
     code, out, _ = run(capsys, "--vault", str(tmp_path), "note", "x", "--tag", "bad tag", "--json")
@@ -157,7 +188,9 @@ def test_config_file_and_environment(tmp_path: Path) -> None:
     assert config.timezone == "Asia/Shanghai" and config.llm.model == "qwen"
     assert config.heartbeat.threshold == 1.0 and config.llm.configured
     assert any("bogus" in w for w in config.warnings)
-    overridden = load_config(tmp_path, {"VAULT_TOOLS_LLM_MODEL": "llama3", "VAULT_TOOLS_TIMEZONE": "Nowhere/X"})
+    overridden = load_config(
+        tmp_path, {"VAULT_TOOLS_LLM_MODEL": "llama3", "VAULT_TOOLS_TIMEZONE": "Nowhere/X"}
+    )
     assert overridden.llm.model == "llama3" and overridden.timezone is None and not overridden.llm.configured
     (state / "config.toml").write_text("not = [toml")
     assert "not valid TOML" in load_config(tmp_path, {}).warnings[0]

@@ -479,7 +479,9 @@ def test_privacy_table(privacy_config: Config, chat: str, what: str) -> None:
 
 @pytest.mark.parametrize("what", WHAT)
 def test_include_private_shows_private_entries_to_the_owner(privacy_config: Config, what: str) -> None:
-    result = recall(privacy_config, f"zebracorn {what}", chat="direct", as_of=AS_OF, limit=50, include_private=True)
+    result = recall(
+        privacy_config, f"zebracorn {what}", chat="direct", as_of=AS_OF, limit=50, include_private=True
+    )
     assert what in {h.text.split()[1] for h in result.results}
 
 

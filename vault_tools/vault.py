@@ -250,7 +250,7 @@ def vault_status(config: Config) -> StatusReport:
         entries=sum(len(n.entries) for n in loaded),
         warnings=[str(w) for w in warnings],
         index=index_status(config),
-        watcher=read_state_json(config.state_dir / "watch.json"),
+        watcher=watcher_status(config),
         heartbeat=read_state_json(config.state_dir / "heartbeat" / "last-run.json"),
         git=git_status(config.vault),
     )
@@ -260,6 +260,14 @@ def index_status(config: Config) -> dict[str, Any]:
     from vault_tools import index
 
     return index.status(config).to_dict()
+
+
+def watcher_status(config: Config) -> dict[str, Any]:
+    """The watcher as it really is: a state file left by a killed watcher reads as not running."""
+    from vault_tools import index
+
+    info = index.watcher_info(config)
+    return asdict(info) if info is not None else {}
 
 
 def read_state_json(path: Path) -> dict[str, Any]:
