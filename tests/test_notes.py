@@ -312,3 +312,8 @@ def test_generated_notes_round_trip(
         assert 1 <= entry.start_line <= entry.end_line <= len(note.lines)
     notes.apply_edit(path, notes.append_lines(["- appended"]))
     assert path.read_bytes().startswith(text.encode("utf-8"))
+
+
+def test_tags_after_chinese_punctuation(tmp_path: Path) -> None:
+    path = write(tmp_path / "memory" / "2026-01-12.md", "- 今天买了指数基金。#投资，#理财/基金\n")
+    assert notes.read_note(path, tmp_path).entries[0].tags == ("投资", "理财/基金")

@@ -30,6 +30,8 @@ Kind = Literal["daily", "memory", "note"]
 Visibility = Literal["personal", "private", "shared"]
 
 BOM = "\ufeff"
+# libyaml's loader when PyYAML was built with it: the pure-Python one is most of a large build.
+YAML_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 MAX_NOTE_BYTES = 5 * 1024 * 1024
 MEMORY_FILE_NAMES = ("MEMORY.md", "memory.md")
 IGNORED_DIRS = frozenset({".git", ".obsidian", ".trash", ".vault-tools", "archive"})
@@ -41,8 +43,10 @@ TASK_BOX = re.compile(r"^\[[ xX]\][ \t]+")
 FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
 LEADING_TIME = re.compile(r"^\**(\d{1,2}):(\d{2})\**(?=[\s:：\-—]|$)[ \t]*[-—:：]?[ \t]*")
 LEADING_DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})(?:[ \t]+(\d{1,2}):(\d{2}))?[ \t]*[:：\-—]?[ \t]*")
-# Obsidian tags: '#' after start/space/bracket, then letters, digits, _, -, / (nested), any script.
-TAG = re.compile(r"(?:(?<=^)|(?<=[\s(\[（【]))#([^\s#\[\](){}<>,.;:!?'\"`，。；：！？、（）【】《》「」]+)")
+# Obsidian tags: '#' after start/space/bracket/CJK punctuation (Chinese writers leave no space), then letters, digits, _, -, / (nested), any script.
+TAG = re.compile(
+    r"(?:(?<=^)|(?<=[\s(\[（【。，；：！？、]))#([^\s#\[\](){}<>,.;:!?'\"`，。；：！？、（）【】《》「」]+)"
+)
 FIELD = re.compile(r"[\[(]([^\[\]():]{1,40}?)::[ \t]*((?:\[\[[^\]]*\]\]|[^\[\]()])*?)[ \t]*[\])]")
 BLOCK_ID = re.compile(r"[ \t]\^([A-Za-z0-9][A-Za-z0-9-]*)[ \t]*$", re.MULTILINE)
 WIKILINK = re.compile(r"\[\[([^\[\]|#^]+)(?:[#^][^\[\]|]*)?(?:\|[^\[\]]*)?\]\]")
@@ -231,7 +235,7 @@ def parse_front_matter(lines: list[str], path: Path, warnings: list[Warning_]) -
     start, end = span
     source = "".join(lines[start:end])
     try:
-        loaded = yaml.safe_load(source) if source.strip() else {}
+        loaded = yaml.load(source, Loader=YAML_LOADER) if source.strip() else {}
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = start + mark.line + 1 if mark is not None else start + 1

@@ -41,15 +41,28 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal, cast
 
 from vault_tools.errors import UsageError
 from vault_tools.notes import Entry
 
 
+class _LazyPattern:
+    """A regex compiled on first use: recall only needs the chat rules, not the detectors."""
+
+    def __init__(self, pattern: str, flags: int) -> None:
+        self._args = (pattern, flags)
+        self._compiled: re.Pattern[str] | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        if self._compiled is None:
+            self._compiled = re.compile(*self._args)
+        return getattr(self._compiled, name)
+
+
 def _re(pattern: str, flags: int = 0) -> re.Pattern[str]:
     """ASCII \\b, \\w, \\d and \\s: "邮箱bob@x.com" has a word boundary before "bob" and "２" is no digit."""
-    return re.compile(pattern, flags | re.ASCII)
+    return cast("re.Pattern[str]", _LazyPattern(pattern, flags | re.ASCII))
 
 
 Chat = Literal["direct", "group", "unknown"]

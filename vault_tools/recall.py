@@ -301,6 +301,21 @@ def has_topic(keywords: str) -> bool:
 
 def privacy_filter(chat: Chat, include_private: bool = False) -> Any:
     """The part of the index query a ``chat`` may see; None when it may see every entry."""
+    required, excluded = privacy_parts(chat, include_private)
+    if excluded is None:
+        return required
+    from whoosh.query import AndNot, Every
+
+    return AndNot(Every(), excluded)
+
+
+def privacy_parts(chat: Chat, include_private: bool = False) -> tuple[Any, Any]:
+    """(what a hit must match, what it must not match) for ``chat``; either may be None.
+
+    :func:`vault_tools.privacy.visible_in` decides every kind x visibility pair. When most pairs
+    are allowed (a direct chat: all but ``#private``) the rule is applied as an exclusion of the
+    few denied ones, which costs a rare term's postings instead of intersecting every document.
+    """
     from whoosh.query import And, NullQuery, Or, Term
 
     from vault_tools import index as ix
@@ -308,11 +323,14 @@ def privacy_filter(chat: Chat, include_private: bool = False) -> Any:
 
     pairs = [(k, v) for k in sorted(ENTRY_KINDS) for v in sorted(VISIBILITIES)]
     allowed = [(k, v) for k, v in pairs if visible_in(k, v, chat, include_private=include_private)]
-    if len(allowed) == len(pairs):
-        return None
+    denied = [pair for pair in pairs if pair not in allowed]
+    if not denied:
+        return None, None
     if not allowed:
-        return NullQuery
-    return Or([And([Term(ix.F_KIND, k), Term(ix.F_VISIBILITY, v)]) for k, v in allowed])
+        return NullQuery, None
+    chosen = allowed if len(allowed) <= len(denied) else denied
+    query = Or([And([Term(ix.F_KIND, k), Term(ix.F_VISIBILITY, v)]) for k, v in chosen])
+    return (query, None) if chosen is allowed else (None, query)
 
 
 def keyword_query(parsed: ParsedQuery, tuning: Tuning, searcher: Any = None) -> Any:
@@ -436,16 +454,36 @@ def filter_query(
     include_private: bool = False,
 ) -> Any:
     """Everything a hit must match besides its words: privacy, dates, tags. None: no filter."""
-    from whoosh.query import And
+    required, excluded = privacy_parts(chat, include_private)
+    return combine_filters(required, excluded, since, until, tags)
+
+
+def combine_filters(
+    required: Any, excluded: Any, since: dt.date | None, until: dt.date | None, tags: Sequence[str]
+) -> Any:
+    from whoosh.query import And, AndNot, Every
 
     from vault_tools import index as ix
 
-    privacy = privacy_filter(chat, include_private)
-    parts = [q for q in (privacy, ix.date_filter(since, until)) if q is not None]
+    parts = [q for q in (required, ix.date_filter(since, until)) if q is not None]
     parts += [ix.tag_filter(tag) for tag in tags]
-    if not parts:
-        return None
-    return parts[0] if len(parts) == 1 else And(parts)
+    positive = None if not parts else parts[0] if len(parts) == 1 else And(parts)
+    if excluded is None:
+        return positive
+    return AndNot(positive if positive is not None else Every(), excluded)
+
+
+def filtered(keywords: Any, filters: Any) -> Any:
+    """``keywords`` restricted to ``filters``; an exclusion-only filter stays a cheap AndNot."""
+    from whoosh.query import AndNot, Every
+
+    if filters is None:
+        return keywords
+    if isinstance(filters, AndNot) and isinstance(filters.a, Every):
+        return AndNot(keywords, filters.b)
+    if isinstance(filters, AndNot):
+        return AndNot(require(keywords, filters.a), filters.b)
+    return require(keywords, filters)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -862,11 +900,11 @@ class Recaller:
             )
             candidates = [_Candidate(dict(hit.fields()), 1.0) for hit in results]
         else:
-            query = require(keywords, filters) if filters is not None else keywords
+            query = filtered(keywords, filters)
             found = {hit.docnum: hit for hit in searcher.search(query, limit=pool)}
             if window.wide:
                 wide = filter_query(chat, window.wide_since, window.wide_until, tags, include_private)
-                query = require(keywords, wide) if wide is not None else keywords
+                query = filtered(keywords, wide)
                 for hit in searcher.search(query, limit=limit + 5):  # only strong outside matches can rank
                     found.setdefault(hit.docnum, hit)
             candidates = [_Candidate(dict(hit.fields()), float(hit.score)) for hit in found.values()]
