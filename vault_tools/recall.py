@@ -304,9 +304,9 @@ def privacy_filter(chat: Chat, include_private: bool = False) -> Any:
     required, excluded = privacy_parts(chat, include_private)
     if excluded is None:
         return required
-    from whoosh.query import AndNot, Every
+    from whoosh.query import Every
 
-    return AndNot(Every(), excluded)
+    return and_not(Every(), excluded)
 
 
 def privacy_parts(chat: Chat, include_private: bool = False) -> tuple[Any, Any]:
@@ -398,6 +398,43 @@ def _require_class() -> Any:
     return SafeRequire
 
 
+_AND_NOT_CLASS: Any = None
+
+
+def and_not(positive: Any, negative: Any) -> Any:
+    """``positive`` without the documents of ``negative``, scored by ``positive`` alone.
+
+    Whoosh's ``AndNotMatcher.skip_to_quality`` reads the id of an exhausted positive matcher
+    (IndexError) when the block-quality skip runs it off the end; this one checks first.
+    """
+    global _AND_NOT_CLASS
+    if _AND_NOT_CLASS is None:
+        _AND_NOT_CLASS = _and_not_class()
+    return _AND_NOT_CLASS(positive, negative)
+
+
+def _and_not_class() -> Any:
+    from whoosh.matching.binary import AndNotMatcher
+    from whoosh.query import AndNot
+
+    class SafeAndNotMatcher(AndNotMatcher):  # type: ignore[misc]
+        def skip_to_quality(self, minquality: float) -> int:
+            skipped = int(self.a.skip_to_quality(minquality))
+            if self.a.is_active():
+                self._find_next()
+            return skipped
+
+    class SafeAndNot(AndNot):  # type: ignore[misc]
+        def matcher(self, searcher: Any, context: Any = None) -> Any:
+            positive = self.a.matcher(searcher, context)
+            if not positive.is_active():
+                return positive
+            negative = self.b.matcher(searcher, searcher.boolean_context())
+            return SafeAndNotMatcher(positive, negative)
+
+    return SafeAndNot
+
+
 @dataclass(frozen=True)
 class Window:
     """The dates a search may return, and the word window it ranks by.
@@ -461,7 +498,7 @@ def filter_query(
 def combine_filters(
     required: Any, excluded: Any, since: dt.date | None, until: dt.date | None, tags: Sequence[str]
 ) -> Any:
-    from whoosh.query import And, AndNot, Every
+    from whoosh.query import And, Every
 
     from vault_tools import index as ix
 
@@ -470,7 +507,7 @@ def combine_filters(
     positive = None if not parts else parts[0] if len(parts) == 1 else And(parts)
     if excluded is None:
         return positive
-    return AndNot(positive if positive is not None else Every(), excluded)
+    return and_not(positive if positive is not None else Every(), excluded)
 
 
 def filtered(keywords: Any, filters: Any) -> Any:
@@ -480,9 +517,9 @@ def filtered(keywords: Any, filters: Any) -> Any:
     if filters is None:
         return keywords
     if isinstance(filters, AndNot) and isinstance(filters.a, Every):
-        return AndNot(keywords, filters.b)
+        return and_not(keywords, filters.b)
     if isinstance(filters, AndNot):
-        return AndNot(require(keywords, filters.a), filters.b)
+        return and_not(require(keywords, filters.a), filters.b)
     return require(keywords, filters)
 
 
