@@ -102,7 +102,7 @@ def test_query_parsers_never_raise(query: str) -> None:
     parsed = recall.parse_query(query, AS_OF)
     assert parsed is not None
     recall.parse_query(query, AS_OF, filtered=True)
-    window, rest = timewords.extract_time_window(query, AS_OF)
+    _window, rest = timewords.extract_time_window(query, AS_OF)
     assert isinstance(rest, str)
     terms = analysis.query_terms(query)
     assert all(isinstance(t, str) for t in terms)

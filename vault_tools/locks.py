@@ -75,10 +75,14 @@ def hold(config: Config, name: str, *, timeout: float, what: str) -> Iterator[No
 
 
 def write_owner(path: Path, what: str) -> None:
-    with contextlib.suppress(OSError):
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    """Best effort: the owner file only explains who holds a lock; failing to write it is harmless."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
         tmp.write_text(json.dumps({"pid": os.getpid(), "what": what, "since": time.time()}), encoding="utf-8")
         os.replace(tmp, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
 
 
 def try_hold(config: Config, name: str, *, what: str) -> FileLock | None:

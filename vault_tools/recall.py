@@ -404,8 +404,9 @@ _AND_NOT_CLASS: Any = None
 def and_not(positive: Any, negative: Any) -> Any:
     """``positive`` without the documents of ``negative``, scored by ``positive`` alone.
 
-    Whoosh's ``AndNotMatcher.skip_to_quality`` reads the id of an exhausted positive matcher
-    (IndexError) when the block-quality skip runs it off the end; this one checks first.
+    Whoosh's ``AndNotMatcher`` lets the first positive match through unchecked (it only compares
+    the two sides when they start on the same document) and reads the id of an exhausted positive
+    matcher after a block-quality skip (IndexError); this one fixes both.
     """
     global _AND_NOT_CLASS
     if _AND_NOT_CLASS is None:
@@ -418,6 +419,17 @@ def _and_not_class() -> Any:
     from whoosh.query import AndNot
 
     class SafeAndNotMatcher(AndNotMatcher):  # type: ignore[misc]
+        # Whoosh's _find_first only looks at the exclusion side when both sides happen to start
+        # on the same document, so a first positive match that is excluded leaked through.
+        def _find_first(self) -> None:
+            if self.a.is_active() and self.b.is_active():
+                self._find_next()
+
+        def _find_next(self) -> bool:
+            if not self.a.is_active():
+                return False
+            return bool(super()._find_next())
+
         def skip_to_quality(self, minquality: float) -> int:
             skipped = int(self.a.skip_to_quality(minquality))
             if self.a.is_active():

@@ -1,0 +1,339 @@
+"""Soak test: a 10k-entry vault under a live watcher, periodic heartbeats, a recall loop and edits.
+
+    python bench/soak.py --minutes 2 --entries 10000 [--seed 7] [--keep DIR]
+
+Runs, all at once, for ``--minutes``:
+- the watcher: ``python -m vault_tools watch --vault V`` (a subprocess; its RSS is sampled);
+- a heartbeat every ``--heartbeat-every`` seconds: ``python -m vault_tools heartbeat --vault V --no-llm``;
+- a recall loop in another process (vault_tools.recall.Recaller, random words, direct and group);
+- an editor appending unique marker words: ``python -m vault_tools note ...``, direct appends to
+  daily notes, and direct appends to MEMORY.md (a person's save while the bot may be writing).
+
+Reports errors (non-zero exits, tracebacks; must be 0), lost edits (markers written but not in the
+files, or not searchable at the end; must be 0), save-to-searchable latency (how long until the
+watcher's index has a marker, measured without catching up) and the watcher's RSS first vs last.
+Prints a Markdown table; exits 1 when errors or lost edits are not 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+BENCH = Path(__file__).resolve().parent
+sys.path.insert(0, str(BENCH))
+
+from genvault import generate  # noqa: E402
+
+from vault_tools import index as ix  # noqa: E402
+from vault_tools.config import load_config  # noqa: E402
+
+CONSONANTS = "bcdfghjklmnpqrstvwxz"
+
+RECALL_LOOP = r"""
+import random, sys, time, traceback
+from pathlib import Path
+from vault_tools.config import load_config
+from vault_tools.recall import Recaller
+vault, stop = Path(sys.argv[1]), Path(sys.argv[2])
+config = load_config(vault)
+rng = random.Random(3)
+words = ["decided", "postgres", "deploy", "tea", "meeting", "上周", "部署", "last week", "lesson", "#work"]
+calls = errors = 0
+with Recaller(config) as session:
+    while not stop.exists():
+        query = " ".join(rng.sample(words, 2))
+        try:
+            session.recall(query, chat=rng.choice(["direct", "group"]), limit=10)
+        except Exception:
+            errors += 1
+            traceback.print_exc()
+        calls += 1
+        time.sleep(0.05)
+print(f"{calls} {errors}")
+"""
+
+
+def word(n: int) -> str:
+    out = ""
+    while True:
+        out += CONSONANTS[n % 20]
+        n //= 20
+        if n == 0:
+            break
+    return "zqsoak" + out + "y"
+
+
+@dataclass
+class Stats:
+    errors: list[str] = field(default_factory=list)
+    written: dict[str, float] = field(default_factory=dict)  # marker -> time written
+    searchable: dict[str, float] = field(default_factory=dict)  # marker -> time first found
+    heartbeats: int = 0
+    notes_cli: int = 0
+    direct_appends: int = 0
+    memory_appends: int = 0
+    rss: list[tuple[float, int]] = field(default_factory=list)
+    recall_calls: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def error(self, what: str) -> None:
+        with self.lock:
+            self.errors.append(what)
+
+
+def cli(vault: Path, *args: str) -> list[str]:
+    return [sys.executable, "-m", "vault_tools", *args, "--vault", str(vault)]
+
+
+def rss_kb(pid: int) -> int:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def found_terms(config: Any, markers: list[str]) -> set[str]:
+    """The markers the watcher's index already holds (one searcher, no catching up)."""
+    from whoosh.query import Term
+
+    from vault_tools.analysis import tokenize
+
+    wanted: dict[str, str] = {}
+    for marker in markers:
+        terms = tokenize(marker)
+        if len(terms) != 1:
+            raise SystemExit(f"marker {marker!r} tokenizes to {terms!r}")
+        wanted[marker] = terms[0]
+
+    def search(searcher: Any) -> set[str]:
+        return {m for m, t in wanted.items() if len(searcher.search(Term(ix.F_TEXT, t), limit=1)) > 0}
+
+    return set(ix.Index(config).read(search))
+
+
+def start_watcher(vault: Path, log: Path) -> subprocess.Popen[bytes]:
+    handle = log.open("wb")
+    proc = subprocess.Popen(cli(vault, "watch"), stdout=handle, stderr=subprocess.STDOUT)
+    config = load_config(vault)
+    deadline = time.monotonic() + 600
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"watcher exited early:\n{log.read_text()}")
+        state = ix.read_json(ix.watch_state_path(config))
+        if state.get("pid") == proc.pid and state.get("last_reconcile"):
+            return proc
+        time.sleep(0.2)
+    raise SystemExit("watcher did not become ready")
+
+
+def editor(vault: Path, stats: Stats, stop: threading.Event, rng: random.Random) -> None:
+    n = 0
+    daily = sorted((vault / "memory").glob("20*.md"))[-30:]
+    while not stop.is_set():
+        marker = word(n)
+        n += 1
+        roll = rng.random()
+        stamp = time.monotonic()
+        try:
+            if roll < 0.4:
+                done = subprocess.run(
+                    cli(vault, "note", f"soak edit {marker}"), capture_output=True, text=True
+                )
+                if done.returncode != 0 or "Traceback" in done.stderr:
+                    stats.error(f"note exit {done.returncode}: {done.stderr.strip()[-300:]}")
+                    continue
+                stats.notes_cli += 1
+            elif roll < 0.9:
+                with rng.choice(daily).open("a", encoding="utf-8") as handle:
+                    handle.write(f"- 23:59 soak append {marker}\n")
+                stats.direct_appends += 1
+            else:
+                with (vault / "MEMORY.md").open("a", encoding="utf-8") as handle:
+                    handle.write(f"- 2026-12-01: soak person's line {marker}\n")
+                stats.memory_appends += 1
+        except OSError as exc:
+            stats.error(f"edit failed: {exc}")
+            continue
+        with stats.lock:
+            stats.written[marker] = stamp
+        time.sleep(rng.uniform(0.05, 0.3))
+
+
+def checker(vault: Path, stats: Stats, stop: threading.Event) -> None:
+    config = load_config(vault)
+    while not stop.is_set():
+        with stats.lock:
+            pending = [(m, t) for m, t in stats.written.items() if m not in stats.searchable]
+        try:
+            hits = found_terms(config, [m for m, _t in pending]) if pending else set()
+        except Exception as exc:  # a reader error is an error of the soak
+            stats.error(f"checker: {exc!r}")
+            hits = set()
+        now = time.monotonic()
+        with stats.lock:
+            for marker in hits:
+                stats.searchable.setdefault(marker, now)
+        time.sleep(0.05)
+
+
+def heartbeats(vault: Path, stats: Stats, stop: threading.Event, every: float) -> None:
+    while not stop.wait(every):
+        done = subprocess.run(cli(vault, "heartbeat", "--no-llm"), capture_output=True, text=True)
+        stats.heartbeats += 1
+        if done.returncode != 0 or "Traceback" in done.stderr:
+            stats.error(f"heartbeat exit {done.returncode}: {(done.stderr or done.stdout).strip()[-300:]}")
+
+
+def sampler(pid: int, stats: Stats, stop: threading.Event, started: float) -> None:
+    while True:
+        stats.rss.append((time.monotonic() - started, rss_kb(pid)))
+        if stop.wait(5.0):
+            return
+
+
+def report(vault: Path, stats: Stats, args: argparse.Namespace) -> int:
+    """Print the Markdown table; return the number of lost edits."""
+    text = "".join(
+        p.read_text(encoding="utf-8", errors="replace")
+        for p in vault.rglob("*.md")
+        if ".git" not in p.parts and ".vault-tools" not in p.parts
+    )
+    missing_in_files = [m for m in stats.written if m not in text]
+    not_searchable = [m for m in stats.written if m not in stats.searchable]
+    latencies = sorted(stats.searchable[m] - t for m, t in stats.written.items() if m in stats.searchable)
+    first_rss = stats.rss[0][1] if stats.rss else 0
+    last_rss = stats.rss[-1][1] if stats.rss else 0
+    peak_rss = max((r for _t, r in stats.rss), default=0)
+
+    def pct(p: float) -> float:
+        return latencies[min(len(latencies) - 1, int(p * len(latencies)))] if latencies else float("nan")
+
+    rows = [
+        ("duration", f"{args.minutes:g} min, {args.entries} generated entries"),
+        (
+            "edits written (note CLI / daily append / MEMORY.md append)",
+            f"{len(stats.written)} ({stats.notes_cli} / {stats.direct_appends} / {stats.memory_appends})",
+        ),
+        ("heartbeat runs", str(stats.heartbeats)),
+        ("recall calls (other process)", str(stats.recall_calls)),
+        ("**errors** (non-zero exits, tracebacks)", f"**{len(stats.errors)}**"),
+        ("**lost edits: not in the files**", f"**{len(missing_in_files)}**"),
+        ("**lost edits: not searchable at the end**", f"**{len(not_searchable)}**"),
+        ("save-to-searchable p50 / p95", f"{pct(0.5) * 1000:.0f} ms / {pct(0.95) * 1000:.0f} ms"),
+        ("save-to-searchable max", f"{(latencies[-1] if latencies else float('nan')) * 1000:.0f} ms"),
+        (
+            "watcher RSS first / last / peak",
+            f"{first_rss / 1024:.1f} MB / {last_rss / 1024:.1f} MB / {peak_rss / 1024:.1f} MB ({len(stats.rss)} samples)",
+        ),
+    ]
+    print("| measure | value |\n|---|---|")
+    for name, value in rows:
+        print(f"| {name} | {value} |")
+    for what in stats.errors[:20]:
+        print(f"\nerror: {what}")
+    for marker in (missing_in_files + not_searchable)[:20]:
+        print(f"lost: {marker}")
+    return len(missing_in_files) + len(not_searchable)
+
+
+def run(args: argparse.Namespace) -> int:
+    root = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="vault-soak-"))
+    vault = root / "vault"
+    if vault.exists():
+        shutil.rmtree(vault)
+    t0 = time.monotonic()
+    generate(vault, entries=args.entries, seed=args.seed)
+    env = {**os.environ, "GIT_AUTHOR_NAME": "soak", "GIT_AUTHOR_EMAIL": "soak@example.com"}
+    env.update(GIT_COMMITTER_NAME="soak", GIT_COMMITTER_EMAIL="soak@example.com")
+    (vault / ".gitignore").write_text(".vault-tools/\n")
+    for cmd in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "generated"]):
+        subprocess.run(["git", *cmd], cwd=vault, check=True, env=env)
+    (vault / ".vault-tools").mkdir(exist_ok=True)
+    (vault / ".vault-tools" / "config.toml").write_text("[heartbeat]\nquiet_seconds = 0\n")
+    print(f"generated {args.entries} entries in {time.monotonic() - t0:.1f} s: {vault}", file=sys.stderr)
+
+    stats = Stats()
+    watch_log = root / "watch.log"
+    watcher = start_watcher(vault, watch_log)
+    print(f"watcher ready after {time.monotonic() - t0:.1f} s", file=sys.stderr)
+    stop_file = root / "stop-recall"
+    stop_file.unlink(missing_ok=True)
+    recall_proc = subprocess.Popen(
+        [sys.executable, "-c", RECALL_LOOP, str(vault), str(stop_file)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    stop, stop_checker = threading.Event(), threading.Event()
+    started = time.monotonic()
+    threads = [
+        threading.Thread(target=editor, args=(vault, stats, stop, random.Random(args.seed))),
+        threading.Thread(target=heartbeats, args=(vault, stats, stop, args.heartbeat_every)),
+        threading.Thread(target=sampler, args=(watcher.pid, stats, stop_checker, started)),
+        threading.Thread(target=checker, args=(vault, stats, stop_checker)),
+    ]
+    for thread in threads:
+        thread.start()
+    time.sleep(args.minutes * 60)
+    stop.set()
+    for thread in threads[:2]:
+        thread.join()
+    drain = time.monotonic() + 60
+    while time.monotonic() < drain:
+        with stats.lock:
+            if len(stats.searchable) == len(stats.written):
+                break
+        time.sleep(0.2)
+    stop_checker.set()
+    for thread in threads[2:]:
+        thread.join()
+    stop_file.write_text("")
+    recall_out, recall_err = recall_proc.communicate(timeout=120)
+    if recall_proc.returncode != 0 or "Traceback" in recall_err:
+        stats.error(f"recall loop exit {recall_proc.returncode}: {recall_err.strip()[-300:]}")
+    else:
+        calls, errors = (int(x) for x in recall_out.split())
+        stats.recall_calls = calls
+        if errors:
+            stats.error(f"recall loop: {errors} errors")
+    watcher.send_signal(signal.SIGTERM)
+    watcher.wait(timeout=60)
+    log = watch_log.read_text(errors="replace")
+    if watcher.returncode != 0 or "Traceback" in log:
+        stats.error(f"watcher exit {watcher.returncode}: {log.strip()[-300:]}")
+
+    lost = report(vault, stats, args)
+    if not args.keep:
+        shutil.rmtree(root, ignore_errors=True)
+    return 1 if stats.errors or lost else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--minutes", type=float, default=2.0)
+    parser.add_argument("--entries", type=int, default=10_000)
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--heartbeat-every", type=float, default=5.0, metavar="S")
+    parser.add_argument(
+        "--keep", metavar="DIR", help="work in DIR and keep it (default: a temp dir, removed)"
+    )
+    return run(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

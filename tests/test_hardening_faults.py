@@ -1,0 +1,485 @@
+"""Fault injection: kill -9, ENOSPC, read-only, files vanishing mid-index, corrupt index, git states.
+
+Each test checks afterwards that no Markdown byte was lost (only the bot's additions and moves to
+the archive are allowed), that the index converges to the files, and that the next run succeeds.
+The cases already covered in test_heartbeat.py / test_index.py / test_watch.py are not repeated;
+these are the combinations. ``VAULT_TOOLS_LONG=1`` runs more seeds.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import random
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_heartbeat import MEMORY_EN, committed, make_vault
+from test_heartbeat import config as hb_config
+
+from vault_tools import heartbeat, notes
+from vault_tools import index as ix
+from vault_tools.config import Config, load_config
+from vault_tools.heartbeat import Options
+from vault_tools.index import Index
+from vault_tools.recall import recall
+
+LONG = os.environ.get("VAULT_TOOLS_LONG") == "1"
+SEEDS = range(8) if LONG else range(2)
+AS_OF_ARGS = ["--as-of", "2026-12-01"]
+FAULTS: dict[str, int] = {}
+BLOCK_ID = re.compile(r"\^([A-Za-z0-9-]+)\s*$")
+
+
+def count(kind: str) -> None:
+    FAULTS[kind] = FAULTS.get(kind, 0) + 1
+
+
+# ---------------------------------------------------------------------------------------------
+# Helpers
+
+
+def snapshot(vault: Path) -> dict[str, bytes]:
+    return {
+        p.relative_to(vault).as_posix(): p.read_bytes()
+        for p in vault.rglob("*.md")
+        if ".git" not in p.parts and ".vault-tools" not in p.parts
+    }
+
+
+def assert_nothing_lost(vault: Path, before: dict[str, bytes]) -> None:
+    """Daily notes keep every byte (appends allowed); MEMORY.md keeps every line or archives it."""
+    after = snapshot(vault)
+    archived = "".join(
+        t.decode("utf-8", "replace") for r, t in after.items() if r.startswith("memory/archive/")
+    )
+    for rel, data in before.items():
+        assert rel in after, f"{rel} disappeared"
+        if rel == "MEMORY.md":
+            now = after[rel].decode("utf-8")
+            for line in data.decode("utf-8").splitlines():
+                if not line.strip() or line in now:
+                    continue
+                block = BLOCK_ID.search(line)
+                assert block and (block[1] in now or block[1] in archived), f"MEMORY.md lost {line!r}"
+        elif not rel.startswith("memory/archive/"):
+            assert after[rel].startswith(data), f"{rel} lost bytes"
+    leftovers = [p for p in vault.rglob(".*.tmp") if ".git" not in p.parts and ".vault-tools" not in p.parts]
+    assert leftovers == [], leftovers
+
+
+def assert_index_converges(vault: Path, marker: str | None = None) -> None:
+    config = load_config(vault, env={})
+    index = Index(config)
+    index.ensure_current()
+    report = index.doctor()
+    assert report.ok, report.summary()
+    if marker:
+        hits = recall(config, marker, chat="direct", limit=5)
+        assert any(marker in h.text for h in hits.results), marker
+
+
+def beat_vault(tmp_path: Path, name: str = "vault") -> Path:
+    vault = committed(make_vault(tmp_path, name=name))
+    (vault / ".vault-tools").mkdir(exist_ok=True)
+    (vault / ".vault-tools" / "config.toml").write_text(
+        "[heartbeat]\nquiet_seconds = 0\nprune_max_share = 1.0\n"
+    )
+    return vault
+
+
+def cli(vault: Path, *args: str) -> list[str]:
+    return [sys.executable, "-m", "vault_tools", *args, "--vault", str(vault)]
+
+
+def git_status(vault: Path) -> str:
+    return subprocess.run(["git", "status", "--porcelain"], cwd=vault, capture_output=True, text=True).stdout
+
+
+def next_run_succeeds(vault: Path, human: str | None = None) -> None:
+    done = subprocess.run(cli(vault, "heartbeat", "--no-llm", *AS_OF_ARGS), capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    if human is None:
+        assert git_status(vault) == "", git_status(vault)
+    else:  # a person's uncommitted save stays theirs: the only change left in the tree
+        diff = subprocess.run(["git", "diff", "-U0"], cwd=vault, capture_output=True, text=True).stdout
+        added = [line for line in diff.splitlines() if line.startswith("+") and not line.startswith("+++")]
+        removed = [line for line in diff.splitlines() if line.startswith("-") and not line.startswith("---")]
+        assert removed == [] and all(human.strip() in line for line in added), diff
+
+
+# ---------------------------------------------------------------------------------------------
+# Disk full, read-only, failing replace: the atomic write path
+
+
+def enospc(*_a: Any, **_k: Any) -> Any:
+    raise OSError(errno.ENOSPC, "No space left on device")
+
+
+def eacces(*_a: Any, **_k: Any) -> Any:
+    raise PermissionError(errno.EACCES, "Permission denied")
+
+
+def erofs(*_a: Any, **_k: Any) -> Any:
+    raise OSError(errno.EROFS, "Read-only file system")
+
+
+WRITE_FAULTS: dict[str, tuple[str, Callable[..., Any]]] = {
+    "mkstemp-enospc": ("tempfile.mkstemp", enospc),
+    "fsync-enospc": ("os.fsync", enospc),
+    "mkstemp-readonly": ("tempfile.mkstemp", eacces),
+    "replace-erofs": ("os.replace", erofs),
+}
+
+
+def inject(monkeypatch: pytest.MonkeyPatch, fault: str, after: int = 0) -> None:
+    """Make the ``after``-th and later calls of the target (as seen from vault_tools.notes) fail."""
+    target, error = WRITE_FAULTS[fault]
+    module_name, attr = target.split(".")
+    module = getattr(notes, module_name)
+    real = getattr(module, attr)
+    calls = {"n": 0}
+
+    def faulty(*args: Any, **kwargs: Any) -> Any:
+        calls["n"] += 1
+        if calls["n"] > after:
+            count(fault)
+            return error(*args, **kwargs)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, attr, faulty)
+
+
+@pytest.mark.parametrize("fault", list(WRITE_FAULTS))
+def test_a_failing_atomic_write_keeps_the_original_and_leaves_no_temp_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fault: str
+) -> None:
+    path = tmp_path / "vault" / "memory" / "2026-12-01.md"
+    path.parent.mkdir(parents=True)
+    original = "\ufeff---\ndate: 2026-12-01\n---\r\n- 09:00 keep me\r\n".encode()
+    path.write_bytes(original)
+    with monkeypatch.context() as patch:
+        inject(patch, fault)
+        with pytest.raises(OSError):
+            notes.apply_edit(path, notes.append_lines(["- 10:00 new line"]))
+    assert path.read_bytes() == original
+    assert list(path.parent.glob(".*.tmp")) == []
+    result = notes.apply_edit(path, notes.append_lines(["- 10:00 new line"]))
+    assert result.changed and path.read_bytes().startswith(original)
+
+
+@pytest.mark.parametrize("fault", list(WRITE_FAULTS))
+@pytest.mark.parametrize("after", [0, 1, 3])
+def test_heartbeat_hit_by_a_write_fault_loses_nothing_and_the_next_run_succeeds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fault: str, after: int
+) -> None:
+    vault = beat_vault(tmp_path)
+    before = snapshot(vault)
+    with monkeypatch.context() as patch:
+        inject(patch, fault, after)
+        try:
+            heartbeat.run_heartbeat(hb_config(vault), Options(as_of=AS_OF_DATE))
+        except (OSError, Exception) as exc:  # the error must be a clean one: no partial state
+            assert not isinstance(exc, AssertionError)
+    assert_nothing_lost(vault, before)
+    heartbeat.run_heartbeat(hb_config(vault), Options(as_of=AS_OF_DATE))
+    assert_nothing_lost(vault, before)
+    assert git_status(vault) == ""
+    assert_index_converges(vault, "PostgreSQL")
+
+
+def test_a_failing_lock_owner_write_leaves_no_temp_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    vault = beat_vault(tmp_path)
+    with monkeypatch.context() as patch:
+        inject(patch, "replace-erofs")
+        with pytest.raises(OSError):
+            heartbeat.run_heartbeat(hb_config(vault), Options(as_of=AS_OF_DATE))
+    assert list((vault / ".vault-tools").rglob("*.tmp")) == []
+
+
+@pytest.mark.skipif(
+    os.geteuid() == 0, reason="root ignores chmod; the monkeypatched PermissionError cases cover it"
+)
+def test_a_chmod_read_only_vault(tmp_path: Path) -> None:
+    vault = beat_vault(tmp_path)
+    before = snapshot(vault)
+    folders = [vault, vault / "memory"]
+    for folder in folders:
+        folder.chmod(0o555)
+    try:
+        done = subprocess.run(cli(vault, "note", "read-only marker"), capture_output=True, text=True)
+        count("chmod-readonly")
+        assert done.returncode != 0 and "Traceback" not in done.stderr
+    finally:
+        for folder in folders:
+            folder.chmod(0o755)
+    assert_nothing_lost(vault, before)
+
+
+# ---------------------------------------------------------------------------------------------
+# A file deleted or renamed while it is being indexed
+
+
+@pytest.mark.parametrize("what", ["delete", "rename"])
+def test_a_file_vanishing_while_being_indexed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, what: str
+) -> None:
+    vault = make_vault(tmp_path)
+    victim = vault / "memory" / "2026-11-28.md"
+    moved = vault / "memory" / "2026-11-27.md"
+    config = load_config(vault, env={})
+    real = notes.read_note
+    fired = {"done": False}
+
+    def racing(path: Path, root: Path, **kwargs: Any) -> notes.Note:
+        if not fired["done"] and Path(path).name == victim.name:
+            fired["done"] = True
+            count(f"vanish-{what}")
+            if what == "delete":
+                victim.unlink()
+            else:
+                victim.rename(moved)
+        return real(path, root, **kwargs)
+
+    monkeypatch.setattr(notes, "read_note", racing)
+    Index(config).rebuild()
+    assert fired["done"]
+    monkeypatch.setattr(notes, "read_note", real)
+    assert_index_converges(vault, "PostgreSQL" if what == "rename" else "拉面")
+    paths = {h.path for h in recall(config, "PostgreSQL", chat="direct").results}
+    assert paths == ({"memory/2026-11-27.md"} if what == "rename" else set())
+
+
+# ---------------------------------------------------------------------------------------------
+# kill -9 of the watcher in the middle of a burst of edits
+
+
+def start_watch(vault: Path) -> subprocess.Popen[str]:
+    proc = subprocess.Popen(
+        cli(vault, "watch", "--debounce-ms", "50"), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    config = load_config(vault, env={})
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, proc.communicate()[1]
+        state = ix.read_json(ix.watch_state_path(config))
+        if state.get("pid") == proc.pid and state.get("last_reconcile"):
+            return proc
+        time.sleep(0.05)
+    raise AssertionError("watcher did not start")
+
+
+def edit_burst(vault: Path, rng: random.Random, stop: threading.Event, written: list[str]) -> None:
+    n = 0
+    while not stop.is_set() and n < 400:
+        marker = f"wombat{rng.randrange(10**9):09d}x{n}"
+        day = vault / "memory" / f"2026-11-{rng.randrange(1, 29):02d}.md"
+        if rng.random() < 0.5:
+            with day.open("a", encoding="utf-8") as handle:
+                handle.write(f"- 10:00 edit {marker}\n")
+        else:
+            notes.apply_edit(day, notes.append_lines([f"- 11:00 saved {marker}"]), create=True)
+        written.append(marker)
+        n += 1
+        time.sleep(rng.uniform(0, 0.01))
+
+
+@pytest.mark.parametrize("seed", list(SEEDS))
+def test_kill_9_of_the_watcher_during_an_edit_burst(tmp_path: Path, seed: int) -> None:
+    rng = random.Random(seed)
+    vault = make_vault(tmp_path)
+    before = snapshot(vault)
+    proc = start_watch(vault)
+    stop = threading.Event()
+    written: list[str] = []
+    writer = threading.Thread(target=edit_burst, args=(vault, rng, stop, written))
+    writer.start()
+    try:
+        time.sleep(rng.uniform(0.1, 0.8))
+        proc.send_signal(signal.SIGKILL)
+        proc.communicate(timeout=10)
+        count("kill-9-watch")
+        time.sleep(0.2)
+    finally:
+        stop.set()
+        writer.join()
+    restarted = start_watch(vault)
+    try:
+        config = load_config(vault, env={})
+        marker = f"final{seed}quokka"
+        with (vault / "memory" / "2026-11-30.md").open("a", encoding="utf-8") as handle:
+            handle.write(f"- 12:00 {marker}\n")
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and not Index(config).read(
+            lambda s: any(marker in h["text"] for h in s.search(ix_term(marker), limit=5))
+        ):
+            time.sleep(0.05)
+    finally:
+        restarted.send_signal(signal.SIGTERM)
+        _out, err = restarted.communicate(timeout=20)
+    assert "Traceback" not in err
+    assert_nothing_lost(vault, before)
+    text = "".join(p.read_text() for p in (vault / "memory").glob("*.md"))
+    assert all(m in text for m in written)
+    report = Index(load_config(vault, env={})).doctor()
+    assert report.ok, report.summary()
+    sample = rng.sample(written, min(5, len(written)))
+    for m in sample:
+        assert any(m in h.text for h in recall(config, m, chat="direct").results), m
+
+
+def ix_term(word: str) -> Any:
+    from whoosh.query import Term
+
+    from vault_tools.analysis import tokenize
+
+    (term,) = tokenize(word)
+    return Term(ix.F_TEXT, term)
+
+
+# ---------------------------------------------------------------------------------------------
+# kill -9 of a heartbeat in each git state, with a person editing MEMORY.md meanwhile
+
+
+def set_git_state(vault: Path, state: str) -> None:
+    if state == "stale-lock":
+        lock = vault / ".git" / "index.lock"
+        lock.write_text("")
+        old = time.time() - 3600
+        os.utime(lock, (old, old))
+    elif state == "detached":
+        subprocess.run(["git", "checkout", "-q", "--detach"], cwd=vault, check=True)
+    elif state == "merge":
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=vault, capture_output=True, text=True).stdout
+        (vault / ".git" / "MERGE_HEAD").write_text(head)
+
+
+def clear_git_state(vault: Path, state: str) -> None:
+    if state == "stale-lock":
+        (vault / ".git" / "index.lock").unlink(missing_ok=True)
+    elif state == "detached":
+        branch = subprocess.run(
+            ["git", "for-each-ref", "--format=%(refname:short)", "refs/heads/"],
+            cwd=vault,
+            capture_output=True,
+            text=True,
+        ).stdout.split()[0]
+        subprocess.run(["git", "checkout", "-q", branch], cwd=vault, check=True)
+    elif state == "merge":
+        (vault / ".git" / "MERGE_HEAD").unlink(missing_ok=True)
+
+
+@pytest.mark.parametrize("state", ["clean", "stale-lock", "detached", "merge"])
+def test_kill_9_of_a_heartbeat_in_a_git_state_with_a_person_saving(tmp_path: Path, state: str) -> None:
+    rng = random.Random(state)
+    vault = beat_vault(tmp_path)
+    set_git_state(vault, state)
+    proc = subprocess.Popen(
+        cli(vault, "heartbeat", "--no-llm", *AS_OF_ARGS),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    human = "- 2026-12-01: a person's own line saved during the heartbeat\n"
+    time.sleep(rng.uniform(0.05, 0.4))
+    notes.apply_edit(vault / "MEMORY.md", lambda lines: [*lines, human])  # an editor's save
+    before = snapshot(vault)
+    time.sleep(rng.uniform(0.0, 0.4))
+    proc.send_signal(signal.SIGKILL)
+    _out, err = proc.communicate(timeout=20)
+    count(f"kill-9-heartbeat-{state}")
+    assert "Traceback" not in err
+    clear_git_state(vault, state)
+    next_run_succeeds(vault, human)
+    assert_nothing_lost(vault, before)
+    assert human.strip() in (vault / "MEMORY.md").read_text()
+    assert_index_converges(vault, "PostgreSQL")
+
+
+# ---------------------------------------------------------------------------------------------
+# Two heartbeats at once while a watcher runs; a corrupt index under a running watcher
+
+
+def test_two_heartbeat_processes_with_a_watcher_running(tmp_path: Path) -> None:
+    vault = beat_vault(tmp_path)
+    before = snapshot(vault)
+    watcher = start_watch(vault)
+    try:
+        procs = [
+            subprocess.Popen(
+                cli(vault, "heartbeat", "--no-llm", *AS_OF_ARGS),
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for _ in range(2)
+        ]
+        results = [(p.wait(timeout=60), p.communicate()[1]) for p in procs]
+        count("two-heartbeats")
+    finally:
+        watcher.send_signal(signal.SIGTERM)
+        _out, err = watcher.communicate(timeout=20)
+    assert "Traceback" not in err
+    codes = sorted(code for code, _ in results)
+    assert codes[0] == 0 and all("Traceback" not in e for _, e in results), results
+    memory = (vault / "MEMORY.md").read_text()
+    ids = [m[1] for line in memory.splitlines() if (m := BLOCK_ID.search(line))]
+    assert len(ids) == len(set(ids)), "a duplicate promotion"
+    assert_nothing_lost(vault, before)
+    next_run_succeeds(vault)
+    assert_index_converges(vault, "PostgreSQL")
+
+
+@pytest.mark.parametrize("damage", ["garbage-toc", "deleted-segments"])
+def test_a_corrupted_index_under_a_starting_watcher(tmp_path: Path, damage: str) -> None:
+    vault = make_vault(tmp_path)
+    config = load_config(vault, env={})
+    Index(config).rebuild()
+    index_dir = Index(config).dir
+    if damage == "garbage-toc":
+        for toc in index_dir.glob("*.toc"):
+            toc.write_bytes(b"\x00garbage" * 10)
+    else:
+        for seg in index_dir.glob("*.seg"):
+            seg.unlink()
+    count(f"corrupt-index-{damage}")
+    watcher = start_watch(vault)
+    try:
+        marker = f"narwhal{damage.replace('-', '')}"
+        with (vault / "memory" / "2026-11-29.md").open("a", encoding="utf-8") as handle:
+            handle.write(f"- 13:00 {marker}\n")
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            if Index(config).read(lambda s: bool(list(s.search(ix_term(marker), limit=1)))):
+                break
+            time.sleep(0.05)
+        else:
+            raise AssertionError("marker never became searchable")
+    finally:
+        watcher.send_signal(signal.SIGTERM)
+        _out, err = watcher.communicate(timeout=20)
+    assert "Traceback" not in err
+    assert_index_converges(vault, marker)
+
+
+AS_OF_DATE = __import__("datetime").date(2026, 12, 1)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def report_faults() -> Iterator[None]:
+    yield
+    print(f"\nfaults injected: {sum(FAULTS.values())} {dict(sorted(FAULTS.items()))}")
+
+
+_ = (Config, MEMORY_EN)
