@@ -442,6 +442,11 @@ def read_json(path: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
+def last_run(config: Config) -> dict[str, Any]:
+    """The record of the last run (what ``status`` shows); empty when there was none."""
+    return read_json(heartbeat_dir(config) / LAST_RUN_FILE) or {}
+
+
 def write_json(path: Path, data: dict[str, Any]) -> None:
     notes.atomic_write(path, (json.dumps(data, ensure_ascii=False, indent=1, sort_keys=True) + "\n").encode())
 

@@ -6,7 +6,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import json
 import re
 import subprocess
 from dataclasses import asdict, dataclass, field
@@ -251,7 +250,7 @@ def vault_status(config: Config) -> StatusReport:
         warnings=[str(w) for w in warnings],
         index=index_status(config),
         watcher=watcher_status(config),
-        heartbeat=read_state_json(config.state_dir / "heartbeat" / "last-run.json"),
+        heartbeat=heartbeat_status(config),
         git=git_status(config.vault),
     )
 
@@ -270,13 +269,10 @@ def watcher_status(config: Config) -> dict[str, Any]:
     return asdict(info) if info is not None else {}
 
 
-def read_state_json(path: Path) -> dict[str, Any]:
-    """State files are disposable: a missing or broken one reads as empty."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
+def heartbeat_status(config: Config) -> dict[str, Any]:
+    from vault_tools import heartbeat
+
+    return heartbeat.last_run(config)
 
 
 def git_status(vault: Path) -> dict[str, Any]:
