@@ -310,7 +310,10 @@ def test_kill_9_of_the_watcher_during_an_edit_burst(tmp_path: Path, seed: int) -
         proc.send_signal(signal.SIGKILL)
         proc.communicate(timeout=10)
         count("kill-9-watch")
-        time.sleep(0.2)
+        edits_at_kill = len(written)  # let the burst go on while no watcher runs
+        deadline = time.monotonic() + 10
+        while len(written) < edits_at_kill + 20 and writer.is_alive() and time.monotonic() < deadline:
+            time.sleep(0.01)
     finally:
         stop.set()
         writer.join()

@@ -546,7 +546,7 @@ def test_two_heartbeats_at_once(tmp_path: Path) -> None:
     vault = committed(make_vault(tmp_path))
     with locks.hold(config(vault), "heartbeat", timeout=0, what="test"), pytest.raises(LockedError):
         run(vault)
-    marker = tmp_path / "holding"
+    holding, release = tmp_path / "holding", tmp_path / "release"
     script = textwrap.dedent(
         f"""
         import datetime as dt, time, dataclasses
@@ -555,22 +555,25 @@ def test_two_heartbeats_at_once(tmp_path: Path) -> None:
         from vault_tools.config import load_config
         cfg = load_config(Path({str(vault)!r}))
         cfg = dataclasses.replace(cfg, heartbeat=dataclasses.replace(cfg.heartbeat, quiet_seconds=0))
-        def slow(step):
-            if step == "planned":
-                Path({str(marker)!r}).write_text("x")
-                time.sleep(1.5)
-        heartbeat.run_heartbeat(cfg, heartbeat.Options(as_of=dt.date(2026, 12, 1)), slow)
+        def hold(step):
+            if step == "planned":  # keep the lock until the test has run the second heartbeat
+                Path({str(holding)!r}).write_text("x")
+                deadline = time.monotonic() + 30
+                while not Path({str(release)!r}).exists() and time.monotonic() < deadline:
+                    time.sleep(0.02)
+        heartbeat.run_heartbeat(cfg, heartbeat.Options(as_of=dt.date(2026, 12, 1)), hold)
         """
     )
     first = subprocess.Popen([sys.executable, "-c", script])
     deadline = time.monotonic() + 20
-    while not marker.exists() and time.monotonic() < deadline:
+    while not holding.exists() and time.monotonic() < deadline:
         time.sleep(0.02)
     second = subprocess.run(
         [sys.executable, "-m", "vault_tools", "--vault", str(vault), "heartbeat", "--as-of", "2026-12-01"],
         capture_output=True,
         text=True,
     )
+    release.write_text("x")
     assert first.wait(timeout=30) == 0
     assert second.returncode == LockedError.exit_code, second.stderr
     assert "heartbeat" in second.stderr
@@ -756,8 +759,6 @@ def test_cli_heartbeat_json_undo_and_schedule(tmp_path: Path, capsys: pytest.Cap
 
 def test_the_sample_vault_copy(tmp_path: Path) -> None:
     sample = Path(__file__).resolve().parent.parent / "vault"
-    if not (sample / "MEMORY.md").is_file():
-        pytest.skip("no sample vault in this checkout")
     vault = tmp_path / "sample"
     shutil.copytree(sample, vault, ignore=shutil.ignore_patterns(".vault-tools", ".git"))
     report = run(vault, settings={"prune_max_share": 0.1})
