@@ -40,6 +40,12 @@ class Output:
     def warn(self, message: str) -> None:
         print(f"warning: {message}", file=sys.stderr)
 
+    def result_warnings(self, warnings: Sequence[str]) -> None:
+        """A result's own warnings: on stderr for people; under --json they are in the document."""
+        if not self.as_json:
+            for message in warnings:
+                self.warn(message)
+
     def error(self, message: str) -> None:
         if self.as_json:
             print(json.dumps({"error": message}, ensure_ascii=False))
@@ -157,9 +163,7 @@ def cmd_recall(args: argparse.Namespace, out: Output) -> int:
         explain=args.explain,
         include_private=args.include_private,
     )
-    if not out.as_json:
-        for warning in result.warnings:
-            out.warn(warning)
+    out.result_warnings(result.warnings)
     out.result(result, lambda: result.render(color=sys.stdout.isatty(), explain=args.explain))
     return 0
 
@@ -170,9 +174,7 @@ def cmd_context(args: argparse.Namespace, out: Output) -> int:
     result = build_context(
         config_for(args, out), chat=args.chat, max_tokens=args.max_tokens, as_of=args.as_of
     )
-    if not out.as_json:
-        for warning in result.warnings:
-            out.warn(warning)
+    out.result_warnings(result.warnings)
     out.result(result, result.render)
     return 0
 
@@ -185,9 +187,7 @@ def cmd_index(args: argparse.Namespace, out: Output) -> int:
     report = (
         idx.rebuild(progress=progress) if args.rebuild else idx.reconcile(progress=progress, optimize=True)
     )
-    if not out.as_json:
-        for warning in report.warnings:
-            out.warn(warning)
+    out.result_warnings(report.warnings)
     out.result(report, report.summary)
     return 0
 
@@ -248,9 +248,7 @@ def cmd_import(args: argparse.Namespace, out: Output) -> int:
     report = import_file(
         config_for(args, out), args.file, roles=roles, dry_run=args.dry_run, commit=not args.no_commit
     )
-    if not out.as_json:
-        for warning in report.warnings:
-            out.warn(warning)
+    out.result_warnings(report.warnings)
     out.result(report, report.summary)
     return 0
 
