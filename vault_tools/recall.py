@@ -299,16 +299,6 @@ def has_topic(keywords: str) -> bool:
 # The index query
 
 
-def privacy_filter(chat: Chat, include_private: bool = False) -> Any:
-    """The part of the index query a ``chat`` may see; None when it may see every entry."""
-    required, excluded = privacy_parts(chat, include_private)
-    if excluded is None:
-        return required
-    from whoosh.query import Every
-
-    return and_not(Every(), excluded)
-
-
 def privacy_parts(chat: Chat, include_private: bool = False) -> tuple[Any, Any]:
     """(what a hit must match, what it must not match) for ``chat``; either may be None.
 
@@ -495,44 +485,44 @@ def _earlier(a: dt.date | None, b: dt.date | None) -> dt.date | None:
     return min(a, b) if a and b else a or b
 
 
+@dataclass(frozen=True)
+class Filters:
+    """Everything a hit must match besides its words (privacy, dates, tags), and what it must not."""
+
+    required: Any  # None: no requirement
+    excluded: Any  # None: nothing excluded
+
+    def restrict(self, query: Any) -> Any:
+        """``query`` (``None``: every entry) within these filters, scored by ``query`` alone.
+
+        Exclusions stay a cheap AndNot on the outside instead of a match over every document.
+        """
+        from whoosh.query import Every
+
+        if query is None:
+            query = self.required if self.required is not None else Every()
+        elif self.required is not None:
+            query = require(query, self.required)
+        return query if self.excluded is None else and_not(query, self.excluded)
+
+
 def filter_query(
     chat: Chat,
     since: dt.date | None,
     until: dt.date | None,
     tags: Sequence[str],
     include_private: bool = False,
-) -> Any:
-    """Everything a hit must match besides its words: privacy, dates, tags. None: no filter."""
-    required, excluded = privacy_parts(chat, include_private)
-    return combine_filters(required, excluded, since, until, tags)
-
-
-def combine_filters(
-    required: Any, excluded: Any, since: dt.date | None, until: dt.date | None, tags: Sequence[str]
-) -> Any:
-    from whoosh.query import And, Every
+) -> Filters:
+    """The privacy rule of ``chat``, the date window and the tags, as index queries."""
+    from whoosh.query import And
 
     from vault_tools import index as ix
 
+    required, excluded = privacy_parts(chat, include_private)
     parts = [q for q in (required, ix.date_filter(since, until)) if q is not None]
     parts += [ix.tag_filter(tag) for tag in tags]
     positive = None if not parts else parts[0] if len(parts) == 1 else And(parts)
-    if excluded is None:
-        return positive
-    return and_not(positive if positive is not None else Every(), excluded)
-
-
-def filtered(keywords: Any, filters: Any) -> Any:
-    """``keywords`` restricted to ``filters``; an exclusion-only filter stays a cheap AndNot."""
-    from whoosh.query import AndNot, Every
-
-    if filters is None:
-        return keywords
-    if isinstance(filters, AndNot) and isinstance(filters.a, Every):
-        return and_not(keywords, filters.b)
-    if isinstance(filters, AndNot):
-        return and_not(require(keywords, filters.a), filters.b)
-    return require(keywords, filters)
+    return Filters(positive, excluded)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -933,8 +923,6 @@ class Recaller:
         limit: int,
         include_private: bool = False,
     ) -> list[_Candidate]:
-        from whoosh.query import Every
-
         from vault_tools import index as ix
 
         tuning = self.tuning
@@ -943,17 +931,16 @@ class Recaller:
         filters = filter_query(chat, window.since, window.until, tags, include_private)
         pool = max(tuning.pool, 2 * limit + 10)
         if keywords is None:
-            base = filters if filters is not None else Every()
             results = searcher.search(
-                base, limit=max(tuning.browse_pool, limit), sortedby=ix.F_DAY, reverse=True
+                filters.restrict(None), limit=max(tuning.browse_pool, limit), sortedby=ix.F_DAY, reverse=True
             )
             candidates = [_Candidate(dict(hit.fields()), 1.0) for hit in results]
         else:
-            query = filtered(keywords, filters)
+            query = filters.restrict(keywords)
             found = {hit.docnum: hit for hit in searcher.search(query, limit=pool)}
             if window.wide:
                 wide = filter_query(chat, window.wide_since, window.wide_until, tags, include_private)
-                query = filtered(keywords, wide)
+                query = wide.restrict(keywords)
                 for hit in searcher.search(query, limit=limit + 5):  # only strong outside matches can rank
                     found.setdefault(hit.docnum, hit)
             candidates = [_Candidate(dict(hit.fields()), float(hit.score)) for hit in found.values()]
