@@ -752,6 +752,23 @@ def test_parallel_build_gives_the_same_index(vault: Path, config: Config) -> Non
     assert not list(Index(config).dir.glob("*.pickle")) and not list(Index(config).dir.glob("job-*"))
 
 
+def test_parallel_build_workers_keep_their_own_sort_runs(
+    vault: Path, config: Config, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Workers whose postings spill to sort runs on disk must not delete each other's runs."""
+    for day in range(1, 29):
+        write(
+            vault / "memory" / f"2026-02-{day:02d}.md",
+            "".join(f"- 0{i % 10}:00 word{day}x{i} 花生{i} 汉堡 demo {i * day}\n" for i in range(60)),
+        )
+    monkeypatch.setattr(ix, "BUILD_LIMIT_MB", 0.02)  # a few hundred postings per run
+    report = Index(config, build_workers=2).rebuild()
+    assert "parallel build failed" not in caplog.text
+    assert report.rebuilt and json.loads((Index(config).dir / ix.META_FILE).read_text())["build_workers"] == 2
+    assert Index(config).doctor().ok
+    assert not [p for p in Index(config).dir.iterdir() if p.suffix == ".tmp" or "worker" in p.name]
+
+
 def test_parallel_build_can_be_interrupted(vault: Path, config: Config) -> None:
     Index(config).ensure_current()
     report = Index(config, build_workers=2).rebuild(should_stop=lambda: True)

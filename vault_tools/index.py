@@ -1524,7 +1524,8 @@ def _parallel_build(
     procs = []
     for n, files in enumerate(_partition(on_disk, workers)):
         job = tmp / f"job-{n}.json"
-        job.write_text(json.dumps({"index": str(tmp), "vault": str(vault), "files": files, "n": n}))
+        spec = {"index": str(tmp), "vault": str(vault), "files": files, "n": n, "limit_mb": BUILD_LIMIT_MB}
+        job.write_text(json.dumps(spec))
         command = [sys.executable, *flags, "-c", code, str(job)]
         procs.append(subprocess.Popen(command, stdout=subprocess.PIPE, stdin=subprocess.DEVNULL))
     bar = _progress(len(on_disk), progress, "indexing")
@@ -1591,13 +1592,12 @@ def build_worker_main() -> None:
     """One worker of a parallel build (see above): ``python -c ... JOB.json``."""
     import pickle
 
-    from whoosh.filedb.filestore import FileStorage
     from whoosh.writing import SegmentWriter
 
     job = json.loads(Path(sys.argv[1]).read_text())
     vault, index_dir = Path(job["vault"]), Path(job["index"])
-    ix = FileStorage(str(index_dir)).open_index(schema=schema())
-    writer = SegmentWriter(ix, _lk=False, limitmb=BUILD_LIMIT_MB)
+    ix = _worker_storage(index_dir, job["n"]).open_index(schema=schema())
+    writer = SegmentWriter(ix, _lk=False, limitmb=job["limit_mb"])
     manifest: dict[str, list[Any]] = {}
     warnings: list[str] = []
     out = sys.stdout.buffer
@@ -1624,6 +1624,21 @@ def build_worker_main() -> None:
     result = {"segment": segment, "manifest": manifest, "warnings": warnings}
     with (index_dir / f"result-{job['n']}.pickle").open("wb") as handle:
         pickle.dump(result, handle)
+
+
+def _worker_storage(folder: Path, n: int) -> Any:
+    """The index folder as one build worker sees it: with a temp folder of its own.
+
+    Whoosh names a writer's temp folder after the index (``MAIN.tmp``) and deletes it whole when
+    the writer finishes, so workers sharing it deleted each other's sort runs mid-merge.
+    """
+    from whoosh.filedb.filestore import FileStorage
+
+    class WorkerStorage(FileStorage):  # type: ignore[misc]
+        def temp_storage(self, name: str | None = None) -> Any:
+            return super().temp_storage(f"{name or 'build'}-worker{n}")
+
+    return WorkerStorage(str(folder))
 
 
 def _tracking_storage(folder: Path) -> Any:
