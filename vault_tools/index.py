@@ -67,7 +67,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
-from vault_tools import locks, notes
+from vault_tools import locks, notes, storage
 from vault_tools.analysis import ANALYZER_VERSION, text_analyzer
 from vault_tools.config import Config
 from vault_tools.errors import LockedError, VaultError
@@ -147,39 +147,13 @@ def make_schema() -> Any:
 
 
 _SCHEMA: Any = None
-_PATCHED = False
-
-
-def _patch_whoosh() -> None:
-    """Remember that a segment has no length column for a field (Whoosh re-checks on disk).
-
-    While a segment is written, Whoosh asks the field length of every posting of every field;
-    for unscored fields (IDs, keywords, numbers) the column does not exist and Whoosh stats
-    the file each time: 400k ``stat`` calls, over half the build time of 10k entries. A segment
-    is immutable, so caching the miss is safe.
-    """
-    global _PATCHED
-    if _PATCHED:
-        return
-    from whoosh.codec import whoosh3
-
-    original = whoosh3.W3PerDocReader._cached_reader
-
-    def cached_reader(self: Any, fieldname: str, column: Any) -> Any:
-        reader = original(self, fieldname, column)
-        if reader is None:
-            self._readers[fieldname] = None
-        return reader
-
-    whoosh3.W3PerDocReader._cached_reader = cached_reader
-    _PATCHED = True
 
 
 def schema() -> Any:
     """The schema, built once per process (an immutable description)."""
     global _SCHEMA
     if _SCHEMA is None:
-        _patch_whoosh()
+        storage.patch_whoosh()
         _SCHEMA = make_schema()
     return _SCHEMA
 
@@ -900,15 +874,15 @@ class Index:
             )
         if load_manifest(self.dir) is None:
             return "its manifest.json is missing or unreadable"
-        storage = _tracking_storage(self.dir)
+        files = storage.tracking_storage(self.dir)
         try:
-            ix = storage.open_index(schema=schema())
+            ix = files.open_index(schema=schema())
             if deep:
                 _probe(ix)
         except Exception as exc:
             return f"it is corrupt ({type(exc).__name__}: {exc})"
         finally:
-            storage.close_all()  # Whoosh leaks the files it opened when reading fails
+            files.close_all()  # Whoosh leaks the files it opened when reading fails
         return None
 
     def status(self) -> IndexStatus:
@@ -1024,13 +998,13 @@ class Index:
 
     def _try_searcher(self) -> Any:
         self._ix = None
-        storage = _tracking_storage(self.dir)
+        files = storage.tracking_storage(self.dir)
         try:
-            searcher = storage.open_index(schema=schema()).searcher()
+            searcher = files.open_index(schema=schema()).searcher()
         except Exception:
-            storage.close_all()
+            files.close_all()
             return None
-        storage.stop_tracking()  # the searcher owns its files now (and refresh() opens more)
+        files.stop_tracking()  # the searcher owns its files now (and refresh() opens more)
         return searcher
 
     def _settled_problem(self, *, deep: bool = False) -> str | None:
@@ -1596,7 +1570,7 @@ def build_worker_main() -> None:
 
     job = json.loads(Path(sys.argv[1]).read_text())
     vault, index_dir = Path(job["vault"]), Path(job["index"])
-    ix = _worker_storage(index_dir, job["n"]).open_index(schema=schema())
+    ix = storage.worker_storage(index_dir, job["n"]).open_index(schema=schema())
     writer = SegmentWriter(ix, _lk=False, limitmb=job["limit_mb"])
     manifest: dict[str, list[Any]] = {}
     warnings: list[str] = []
@@ -1624,49 +1598,6 @@ def build_worker_main() -> None:
     result = {"segment": segment, "manifest": manifest, "warnings": warnings}
     with (index_dir / f"result-{job['n']}.pickle").open("wb") as handle:
         pickle.dump(result, handle)
-
-
-def _worker_storage(folder: Path, n: int) -> Any:
-    """The index folder as one build worker sees it: with a temp folder of its own.
-
-    Whoosh names a writer's temp folder after the index (``MAIN.tmp``) and deletes it whole when
-    the writer finishes, so workers sharing it deleted each other's sort runs mid-merge.
-    """
-    from whoosh.filedb.filestore import FileStorage
-
-    class WorkerStorage(FileStorage):  # type: ignore[misc]
-        def temp_storage(self, name: str | None = None) -> Any:
-            return super().temp_storage(f"{name or 'build'}-worker{n}")
-
-    return WorkerStorage(str(folder))
-
-
-def _tracking_storage(folder: Path) -> Any:
-    """A Whoosh FileStorage that can close every file it opened (see ``Index.problem``)."""
-    from whoosh.filedb.filestore import FileStorage
-
-    class TrackingStorage(FileStorage):  # type: ignore[misc]
-        def __init__(self, path: str) -> None:
-            super().__init__(path)
-            self.opened: list[Any] | None = []
-
-        def open_file(self, name: str, **kwargs: Any) -> Any:
-            handle = super().open_file(name, **kwargs)
-            if self.opened is not None:
-                self.opened.append(handle)
-            return handle
-
-        def close_all(self) -> None:
-            for handle in self.opened or ():
-                with contextlib.suppress(Exception):
-                    handle.close()
-            self.opened = []
-
-        def stop_tracking(self) -> None:
-            """What was opened is in use now: forget it, and track nothing more."""
-            self.opened = None
-
-    return TrackingStorage(str(folder))
 
 
 def _probe(ix: Any) -> None:

@@ -1,0 +1,94 @@
+"""Whoosh's file layer as vault-tools adapts it: segments read in place and closed when done."""
+
+from __future__ import annotations
+
+import gc
+import io
+import mmap
+import os
+import pickle
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from vault_tools.config import load_config
+from vault_tools.index import Index
+from vault_tools.storage import ViewFile
+
+
+def test_view_file_reads_seeks_and_unpickles_without_copying(tmp_path: Path) -> None:
+    payload = b"header line\n" + pickle.dumps({"键": ["值", 1, 2.5]}) + b"tail without newline"
+    path = tmp_path / "blob"
+    path.write_bytes(payload)
+    with path.open("rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+        f = ViewFile(memoryview(mapped)[5:])
+        assert f.readline() == b"r line\n"
+        assert pickle.load(f) == {"键": ["值", 1, 2.5]}  # type: ignore[arg-type]
+        assert f.readline() == b"tail without newline"
+        assert f.read() == b""
+        f.seek(-7, io.SEEK_END)
+        assert f.read(3) == b"new"
+        assert f.tell() == len(payload) - 5 - 4
+        f.seek(2, io.SEEK_CUR)
+        assert f.read(100) == b"ne"
+        f.seek(0)
+        buffer = bytearray(4)
+        assert f.readinto(buffer) == 4 and bytes(buffer) == b"r li"
+        f.close()
+        # the view is released: the map can be closed (Whoosh's BufferError case)
+
+
+def open_index_files(index_dir: Path) -> tuple[int, int]:
+    """Descriptors and memory maps of this process under ``index_dir``, and how many are deleted files."""
+    targets = []
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            targets.append(os.readlink(f"/proc/self/fd/{fd}"))
+        except OSError:
+            continue
+    maps = Path("/proc/self/maps").read_text().splitlines()
+    targets += [line.split(maxsplit=5)[-1] for line in maps if str(index_dir) in line]
+    ours = [t for t in targets if t.startswith(str(index_dir))]
+    return len(ours), sum(t.endswith("(deleted)") for t in ours)
+
+
+@pytest.fixture
+def no_gc() -> Iterator[None]:
+    """Only reference counting frees objects: what a file Whoosh forgot to release stays."""
+    gc.collect()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self")
+def test_closed_readers_release_their_segments_across_commits_and_merges(tmp_path: Path, no_gc: None) -> None:
+    vault = tmp_path / "vault"
+    (vault / "memory").mkdir(parents=True)
+    note = vault / "memory" / "2026-03-10.md"
+    note.write_text("- 09:00 土拨鼠 marmot note\n", encoding="utf-8")
+    idx = Index(load_config(vault))
+    idx.ensure_current()
+    index_dir = vault / ".vault-tools" / "index"
+    for i in range(40):
+        with note.open("a", encoding="utf-8") as handle:
+            handle.write(f"- 10:00 edit {i} of the 土拨鼠 note\n")
+        idx.update([note])
+        if i % 8 == 7:
+            idx.maintain()  # merges delete segment files that earlier readers had mapped
+        hits = idx.read(lambda s: len(s.search(_marmot_query(), limit=5)))
+        assert hits == 1
+    idx.close()
+    files, deleted = open_index_files(index_dir)
+    assert deleted == 0, "segments merged away are still mapped"
+    assert files == 0, "every reader was closed, yet segment files are still open"
+
+
+def _marmot_query() -> object:
+    from whoosh.query import Term
+
+    return Term("text", "marmot")
