@@ -148,35 +148,61 @@ def cmd_status(args: argparse.Namespace, out: Output) -> int:
 
 
 def cmd_recall(args: argparse.Namespace, out: Output) -> int:
+    config = config_for(args, out)
+    query = " ".join(args.query)
+    params: dict[str, Any] = {
+        "query": query,
+        "limit": args.limit if args.limit is not None else config.recall.limit,
+        "since": args.since,
+        "until": args.until,
+        "tags": list(args.tag),
+        "chat": args.chat if args.chat is not None else config.recall.chat,
+        "max_tokens": args.max_tokens if args.max_tokens is not None else config.recall.max_tokens,
+        "explain": args.explain,
+        "include_private": args.include_private,
+    }
+    color = sys.stdout.isatty()
+    if served(config, out, "recall", {**params, "as_of": as_of(args, config), "render": {"color": color}}):
+        return 0
     from vault_tools.recall import recall
 
-    result = recall(
-        config_for(args, out),
-        " ".join(args.query),
-        limit=args.limit,
-        since=args.since,
-        until=args.until,
-        tags=args.tag,
-        chat=args.chat,
-        max_tokens=args.max_tokens,
-        as_of=args.as_of,
-        explain=args.explain,
-        include_private=args.include_private,
-    )
+    result = recall(config, **params, as_of=args.as_of)
     out.result_warnings(result.warnings)
-    out.result(result, lambda: result.render(color=sys.stdout.isatty(), explain=args.explain))
+    out.result(result, lambda: result.render(color=color, explain=args.explain))
     return 0
 
 
 def cmd_context(args: argparse.Namespace, out: Output) -> int:
+    config = config_for(args, out)
+    chat = args.chat if args.chat is not None else config.recall.chat
+    params: dict[str, Any] = {"chat": chat, "max_tokens": args.max_tokens}
+    if served(config, out, "context", {**params, "as_of": as_of(args, config)}):
+        return 0
     from vault_tools.context import build_context
 
-    result = build_context(
-        config_for(args, out), chat=args.chat, max_tokens=args.max_tokens, as_of=args.as_of
-    )
+    result = build_context(config, **params, as_of=args.as_of)
     out.result_warnings(result.warnings)
     out.result(result, result.render)
     return 0
+
+
+def as_of(args: argparse.Namespace, config: Config) -> str:
+    """ "Today" as the client sees it (its clock, the vault's timezone), for a served request."""
+    return (args.as_of or config.today()).isoformat()
+
+
+def served(config: Config, out: Output, op: str, params: dict[str, Any]) -> bool:
+    """Print the running watcher's answer (vault_tools.service); False when there is none."""
+    if not config.recall.service:
+        return False
+    from vault_tools.service import ask
+
+    answer = ask(config, op, params)
+    if answer is None:
+        return False
+    out.result_warnings(answer["warnings"])
+    out.result(answer["result"], answer["text"])
+    return True
 
 
 def cmd_index(args: argparse.Namespace, out: Output) -> int:
@@ -208,7 +234,9 @@ def cmd_watch(args: argparse.Namespace, out: Output) -> int:
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stderr)
     check_positive("--reconcile-seconds", args.reconcile_seconds)
-    options = WatchOptions(reconcile_seconds=args.reconcile_seconds, debounce_ms=max(0, args.debounce_ms))
+    options = WatchOptions(
+        reconcile_seconds=args.reconcile_seconds, debounce_ms=max(0, args.debounce_ms), serve=args.serve
+    )
     state = run_watch(config_for(args, out), options=options)
     out.result(state, "stopped")
     return 0
@@ -366,6 +394,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--reconcile-seconds", type=float, default=120.0, metavar="N", help="full check every N s (120)"
     )
     watch.add_argument("--debounce-ms", type=int, default=150, metavar="N", help="quiet time before indexing")
+    watch.add_argument(
+        "--no-serve",
+        dest="serve",
+        action="store_false",
+        help="do not answer recall/context from a warm searcher on .vault-tools/recall.sock",
+    )
     mcp = add("mcp", "serve memory to an agent over MCP (stdio): search, get, note, context", cmd_mcp)
     mcp.add_argument(
         "--chat",

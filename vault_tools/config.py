@@ -5,7 +5,7 @@ Vault: ``--vault PATH``, else ``$VAULT_TOOLS_VAULT``, else the current directory
 
 Settings: defaults below, overridden by ``<vault>/.vault-tools/config.toml`` (every key optional),
 overridden by the environment (``OPENAI_API_KEY``, ``OPENAI_BASE_URL``, ``VAULT_TOOLS_LLM_MODEL``,
-``VAULT_TOOLS_TIMEZONE``). Every other module receives a :class:`Config`; none reads the environment.
+``VAULT_TOOLS_TIMEZONE``, ``VAULT_TOOLS_CHAT``, ``VAULT_TOOLS_SERVICE=off``). Every other module receives a :class:`Config`; none reads the environment.
 """
 
 from __future__ import annotations
@@ -63,6 +63,7 @@ class RecallConfig:
     max_tokens: int = 1500
     half_life_days: float = 30.0
     chat: str = "direct"
+    service: bool = True  # ask a running watcher first (vault_tools.service)
 
 
 @dataclass(frozen=True)
@@ -185,6 +186,8 @@ def apply_env(config: Config, env: Mapping[str, str], warnings: list[str]) -> Co
     recall = config.recall
     if env.get("VAULT_TOOLS_CHAT"):
         recall = replace(recall, chat=env["VAULT_TOOLS_CHAT"])
+    if env.get("VAULT_TOOLS_SERVICE", "").strip().lower() in ("0", "off", "no", "false"):
+        recall = replace(recall, service=False)
     result = replace(config, llm=llm, timezone=timezone, recall=recall)
     if timezone and result.tzinfo is None:
         warnings.append(

@@ -18,7 +18,8 @@ event (inotify overflow, a folder renamed before it was watched) is repaired wit
 The heartbeat ``.vault-tools/watch.json`` (written atomically after each batch, each reconcile
 and every ``heartbeat_seconds``) tells readers a watcher is alive, so ``recall`` can say so, and
 tells ``status`` the last event, last reconcile and files indexed vs on disk. One watcher per
-vault: it holds the ``watch`` lock for its life.
+vault: it holds the ``watch`` lock for its life. While it runs it also answers ``recall`` and
+``context`` from a warm searcher on a socket (:mod:`vault_tools.service`).
 
 SIGINT/SIGTERM set the stop event: the current batch stops between files, its writer is
 cancelled, and because the manifest is only written after a commit, whatever was not committed
@@ -53,6 +54,7 @@ from vault_tools.index import (
     watch_state_path,
     write_json_atomic,
 )
+from vault_tools.service import RecallService
 
 log = logging.getLogger("vault_tools.watch")
 
@@ -73,6 +75,7 @@ class WatchOptions:
     max_latency_ms: int = 2000
     heartbeat_seconds: float = 10.0
     lock_timeout: float = 5.0
+    serve: bool = True  # answer recall/context on the socket (vault_tools.service)
 
 
 def ignored(rel: str, *, is_dir: bool) -> bool:
@@ -487,10 +490,15 @@ def run_watch(
             "one is enough"
         )
     watcher = Watcher(config, options, stop, on_batch)
+    service = RecallService(config) if options.serve else None
     try:
+        if service is not None:
+            service.start()
         with _stop_on_signals(stop, handle_signals):
             return watcher.run()
     finally:
+        if service is not None:
+            service.stop()
         watcher.stop_observer()
         watcher.state.stopped = time.time()
         watcher.state.write(config)

@@ -1,0 +1,330 @@
+"""The recall service: a running watcher answers recall/context on a socket, exactly as in-process."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import socket
+import stat
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from vault_tools import cli, service
+from vault_tools.config import Config, RecallConfig, load_config
+from vault_tools.watch import WatchOptions, run_watch
+
+AS_OF = "2026-03-12"
+FAST = WatchOptions(reconcile_seconds=3600, debounce_ms=60, max_latency_ms=600, heartbeat_seconds=0.5)
+
+MEMORY = """# Memory
+
+## Facts
+- 2026-01-05: 对花生过敏，点餐时要提醒 [importance:: 0.9]
+- 2026-02-01: Prefers the aisle seat on long flights
+"""
+
+DAY_ONE = """# 2026-03-10
+
+- 09:30 Decided to use OAuth device flow for the CLI auth #decision
+- 12:00 和小王讨论了观察者模式的实现 #shared
+- 20:00 Dentist said the wisdom tooth must come out #private
+"""
+
+DAY_TWO = """# 2026-03-11
+
+- 10:00 Deployed the billing service to staging #shared
+- 18:00 去攀岩馆练了两个小时
+"""
+
+QUERIES = [
+    "我对什么过敏?",
+    "what did we decide about auth last week?",
+    "观察者模式",
+    "wisdom tooth dentist",
+    "billing #shared",
+    "yesterday",
+    "hello!",
+]
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def wait_for(predicate: Callable[[], bool], what: str, timeout: float = 15.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.02)
+    raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
+
+
+@pytest.fixture
+def vault(tmp_path: Path) -> Path:
+    root = tmp_path / "v"
+    write(root / "MEMORY.md", MEMORY)
+    write(root / "memory" / "2026-03-10.md", DAY_ONE)
+    write(root / "memory" / "2026-03-11.md", DAY_TWO)
+    return root
+
+
+def probe(config: Config) -> dict[str, object] | None:
+    return service.ask(config, "context", {"chat": "direct", "max_tokens": 500, "as_of": AS_OF})
+
+
+@contextlib.contextmanager
+def serving(config: Config) -> Iterator[threading.Thread]:
+    """A watcher thread (real observer, real socket), stopped after the block."""
+    stop = threading.Event()
+    errors: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            run_watch(config, stop_event=stop, options=FAST)
+        except BaseException as exc:
+            errors.append(exc)
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    wait_for(lambda: bool(errors) or probe(config) is not None, "the recall service")
+    assert not errors
+    try:
+        yield thread
+    finally:
+        stop.set()
+        thread.join(10)
+        assert not thread.is_alive(), "the watcher did not stop"
+        assert not errors
+
+
+@pytest.fixture
+def served(vault: Path) -> Iterator[Config]:
+    config = load_config(vault)
+    with serving(config):
+        yield config
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = cli.main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def both_ways(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, *argv: str
+) -> tuple[tuple[int, str, str], tuple[int, str, str]]:
+    """(served, in-process) runs of one command line; the served one must really be served."""
+    calls: list[bytes] = []
+    original = service.RecallService.reply
+
+    def counting(self: service.RecallService, line: bytes) -> dict[str, object]:
+        calls.append(line)
+        return original(self, line)
+
+    monkeypatch.setattr(service.RecallService, "reply", counting)
+    with_service = run(capsys, *argv)
+    assert calls, "the command did not ask the running watcher"
+    monkeypatch.setenv("VAULT_TOOLS_SERVICE", "off")
+    in_process = run(capsys, *argv)
+    assert len(calls) == 1, "VAULT_TOOLS_SERVICE=off still asked the watcher"
+    monkeypatch.delenv("VAULT_TOOLS_SERVICE")
+    return with_service, in_process
+
+
+@pytest.mark.parametrize("chat", ["direct", "group", "unknown"])
+@pytest.mark.parametrize("as_json", [True, False])
+def test_served_recall_is_the_in_process_recall(
+    served: Config,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    chat: str,
+    as_json: bool,
+) -> None:
+    for query in QUERIES:
+        argv = ["recall", query, "--vault", str(served.vault), "--chat", chat, "--as-of", AS_OF, "--explain"]
+        argv += ["--json"] if as_json else []
+        with_service, in_process = both_ways(capsys, monkeypatch, *argv)
+        assert with_service == in_process, query
+
+
+def test_served_recall_keeps_the_privacy_rules(
+    served: Config, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    vault = str(served.vault)
+    for query in ("wisdom tooth dentist", "花生过敏", "OAuth device flow auth"):
+        code, out, _ = run(
+            capsys, "recall", query, "--vault", vault, "--chat", "group", "--json", "--as-of", AS_OF
+        )
+        assert code == 0
+        hits = json.loads(out)["results"]
+        assert all("#shared" in hit["text"] for hit in hits), hits
+    # The watcher was started with no $VAULT_TOOLS_CHAT; the agent's own environment decides.
+    monkeypatch.setenv("VAULT_TOOLS_CHAT", "group")
+    code, out, _ = run(capsys, "recall", "花生过敏", "--vault", vault, "--json", "--as-of", AS_OF)
+    assert json.loads(out)["filters"]["chat"] == "group" and json.loads(out)["results"] == []
+    code, out, _ = run(capsys, "context", "--vault", vault, "--json", "--as-of", AS_OF)
+    assert "花生" not in out and "Dentist" not in out
+    code, _, err = run(capsys, "recall", "tooth", "--vault", vault, "--include-private")
+    assert code == 2 and "never shown in a group chat" in err
+    monkeypatch.delenv("VAULT_TOOLS_CHAT")
+    code, out, _ = run(capsys, "recall", "wisdom tooth", "--vault", vault, "--json", "--include-private")
+    assert "wisdom tooth" in out  # direct, a person at the terminal
+
+
+def test_served_errors_are_the_in_process_errors(
+    served: Config, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for argv in (
+        ["recall", "x", "--since", "next blue moon"],
+        ["recall", "x", "--limit", "0"],
+        ["recall", "x", "--chat", "everyone"],
+        ["context", "--max-tokens", "3"],
+        ["recall", "x", "--since", "nope", "--json"],
+    ):
+        with_service, in_process = both_ways(capsys, monkeypatch, *argv, "--vault", str(served.vault))
+        assert with_service == in_process
+        assert with_service[0] != 0
+
+
+def test_served_context_is_the_in_process_context(
+    served: Config, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for chat in ("direct", "group"):
+        for extra in ([], ["--json"]):
+            argv = ["context", "--vault", str(served.vault), "--chat", chat, "--as-of", "2026-03-11", *extra]
+            with_service, in_process = both_ways(capsys, monkeypatch, *argv)
+            assert with_service == in_process
+
+
+def test_a_saved_entry_is_served_once_the_watcher_indexed_it(served: Config) -> None:
+    daily = served.vault / "memory" / "2026-03-11.md"
+    with daily.open("a", encoding="utf-8") as handle:
+        handle.write("- 21:00 Booked the 量子纠缠 lecture for Friday\n")
+
+    def served_hit() -> bool:
+        answer = service.ask(served, "recall", recall_params("量子纠缠"))
+        return answer is not None and any("量子纠缠" in h["text"] for h in answer["result"]["results"])
+
+    wait_for(served_hit, "the new entry in a served recall")
+
+
+def recall_params(query: str, **overrides: object) -> dict[str, object]:
+    params: dict[str, object] = {
+        "query": query,
+        "limit": 10,
+        "since": None,
+        "until": None,
+        "tags": [],
+        "chat": "direct",
+        "max_tokens": 1500,
+        "explain": False,
+        "include_private": False,
+        "as_of": AS_OF,
+        "render": {"color": False},
+    }
+    return {**params, **overrides}
+
+
+def test_the_socket_is_private_and_removed_on_stop(vault: Path) -> None:
+    config = load_config(vault)
+    path = service.socket_path(config)
+    with serving(config):
+        assert stat.S_ISSOCK(path.stat().st_mode)
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert not path.exists()
+    assert service.ask(config, "recall", recall_params("auth")) is None
+
+
+def test_a_stop_right_after_start_returns(vault: Path) -> None:
+    """A SIGTERM while the service is still warming up once hung the watcher's exit."""
+    config = load_config(vault)
+    for _ in range(5):
+        svc = service.RecallService(config)
+        assert svc.start()
+        stopper = threading.Thread(target=svc.stop)
+        stopper.start()
+        stopper.join(timeout=10)
+        assert not stopper.is_alive(), "stop() hung"
+        assert not service.socket_path(config).exists()
+
+
+def test_no_watcher_or_a_dead_socket_falls_back_at_once(
+    vault: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = load_config(vault)
+    assert service.ask(config, "recall", recall_params("auth")) is None  # no socket at all
+    path = service.socket_path(config)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    dead = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    dead.bind(os.fspath(path))  # what a watcher killed with -9 leaves: a socket nobody listens on
+    dead.close()
+    started = time.monotonic()
+    assert service.ask(config, "recall", recall_params("auth")) is None
+    assert time.monotonic() - started < 0.5
+    code, out, _ = run(capsys, "recall", "auth", "--vault", str(vault), "--as-of", AS_OF)
+    assert code == 0 and "OAuth" in out
+
+
+def test_a_watcher_with_other_settings_declines(vault: Path) -> None:
+    config = load_config(vault)
+    with serving(config):
+        other = replace(config, recall=RecallConfig(half_life_days=3.0))
+        assert service.ask(other, "recall", recall_params("auth")) is None
+        assert service.ask(config, "recall", recall_params("auth")) is not None
+
+
+def test_garbage_requests_are_declined_and_the_service_keeps_serving(served: Config) -> None:
+    path = os.fspath(service.socket_path(served))
+    for payload in (b"not json\n", b"[1, 2]\n", b'{"protocol": 99}\n', b"\xff\xfe\n", b""):
+        assert service._exchange(Path(path), payload.rstrip(b"\n")) == {}
+    request = {
+        "protocol": service.PROTOCOL,
+        "version": service.__version__,
+        "settings": service.settings_key(served),
+        "op": "recall",
+        "params": {"query": "auth", "no_such_option": 1},
+    }
+    assert service._exchange(Path(path), json.dumps(request).encode()) == {}
+    assert service.ask(served, "recall", recall_params("auth")) is not None
+
+
+def test_a_silent_client_does_not_block_the_service(served: Config) -> None:
+    silent = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    silent.connect(os.fspath(service.socket_path(served)))
+    try:
+        started = time.monotonic()
+        assert service.ask(served, "recall", recall_params("auth")) is not None
+        assert time.monotonic() - started < 8.0  # the silent connection times out first (5 s)
+    finally:
+        silent.close()
+
+
+def test_a_vault_path_too_long_for_a_socket_moves_it_to_a_private_temp_folder(tmp_path: Path) -> None:
+    deep = tmp_path.joinpath(*["folder-with-a-long-name"] * 5, "vault")
+    config = load_config(deep)
+    path = service.socket_path(config)
+    assert len(os.fsencode(path)) <= service.MAX_SOCKET_PATH
+    assert path.name.endswith(".sock") and path != service.socket_path(load_config(tmp_path / "other"))
+
+
+def test_a_fresh_process_is_served_the_same_answer(served: Config) -> None:
+    argv = [sys.executable, "-m", "vault_tools", "recall", "观察者模式", "--vault", str(served.vault)]
+    argv += ["--json", "--as-of", AS_OF]
+    env = {**os.environ, "PYTHONIOENCODING": "utf-8"}
+    with_service = subprocess.run(argv, capture_output=True, text=True, env=env, check=True)
+    in_process = subprocess.run(
+        argv, capture_output=True, text=True, env={**env, "VAULT_TOOLS_SERVICE": "off"}, check=True
+    )
+    assert with_service.stdout == in_process.stdout
+    assert "观察者模式" in json.loads(with_service.stdout)["results"][0]["text"]
