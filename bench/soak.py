@@ -11,7 +11,8 @@ Runs, all at once, for ``--minutes``:
 
 Reports errors (non-zero exits, tracebacks; must be 0), lost edits (markers written but not in the
 files, or not searchable at the end; must be 0), save-to-searchable latency (how long until the
-watcher's index has a marker, measured without catching up) and the watcher's RSS first vs last.
+watcher's index has a marker, measured without catching up), the watcher's RSS first vs last
+and its open descriptors (deleted segment files it still maps are a leak).
 Prints a Markdown table; exits 1 when errors or lost edits are not 0.
 """
 
@@ -85,6 +86,7 @@ class Stats:
     direct_appends: int = 0
     memory_appends: int = 0
     rss: list[tuple[float, int]] = field(default_factory=list)
+    fds: list[tuple[int, int]] = field(default_factory=list)  # (open descriptors, deleted files mapped)
     recall_calls: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -105,6 +107,16 @@ def rss_kb(pid: int) -> int:
     except OSError:
         pass
     return 0
+
+
+def open_files(pid: int) -> tuple[int, int]:
+    """Open descriptors of ``pid``, and how many deleted files it still maps (a leaked segment)."""
+    try:
+        fds = len(os.listdir(f"/proc/{pid}/fd"))
+        deleted = Path(f"/proc/{pid}/maps").read_text().count("(deleted)")
+    except OSError:
+        return 0, 0
+    return fds, deleted
 
 
 def found_terms(config: Any, markers: list[str]) -> set[str]:
@@ -202,6 +214,7 @@ def heartbeats(vault: Path, stats: Stats, stop: threading.Event, every: float) -
 def sampler(pid: int, stats: Stats, stop: threading.Event, started: float) -> None:
     while True:
         stats.rss.append((time.monotonic() - started, rss_kb(pid)))
+        stats.fds.append(open_files(pid))
         if stop.wait(5.0):
             return
 
@@ -219,6 +232,9 @@ def report(vault: Path, stats: Stats, args: argparse.Namespace) -> int:
     first_rss = stats.rss[0][1] if stats.rss else 0
     last_rss = stats.rss[-1][1] if stats.rss else 0
     peak_rss = max((r for _t, r in stats.rss), default=0)
+    first_fds, last_fds = (stats.fds[0][0], stats.fds[-1][0]) if stats.fds else (0, 0)
+    peak_fds = max((n for n, _d in stats.fds), default=0)
+    peak_deleted = max((d for _n, d in stats.fds), default=0)
 
     def pct(p: float) -> float:
         return latencies[min(len(latencies) - 1, int(p * len(latencies)))] if latencies else float("nan")
@@ -240,6 +256,8 @@ def report(vault: Path, stats: Stats, args: argparse.Namespace) -> int:
             "watcher RSS first / last / peak",
             f"{first_rss / 1024:.1f} MB / {last_rss / 1024:.1f} MB / {peak_rss / 1024:.1f} MB ({len(stats.rss)} samples)",
         ),
+        ("watcher open files first / last / peak", f"{first_fds} / {last_fds} / {peak_fds}"),
+        ("watcher deleted files still mapped (peak)", str(peak_deleted)),
     ]
     print("| measure | value |\n|---|---|")
     for name, value in rows:
