@@ -92,3 +92,39 @@ def _marmot_query() -> object:
     from whoosh.query import Term
 
     return Term("text", "marmot")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self")
+def test_a_warm_recaller_sees_edits_and_deletions_and_holds_only_live_segments(
+    tmp_path: Path, no_gc: None
+) -> None:
+    """Whoosh's refresh() kept merged-away segments and stale deletions: edited text was still found."""
+    from vault_tools.recall import Recaller
+
+    vault = tmp_path / "vault"
+    (vault / "memory").mkdir(parents=True)
+    for day in range(1, 9):
+        (vault / "memory" / f"2026-03-{day:02d}.md").write_text(f"- 09:00 filler {day}\n", encoding="utf-8")
+    note = vault / "memory" / "2026-03-10.md"
+    note.write_text("- 09:00 土拨鼠 version0\n", encoding="utf-8")
+    config = load_config(vault)
+    idx = Index(config)
+    idx.ensure_current()
+    index_dir = vault / ".vault-tools" / "index"
+    with Recaller(config, catch_up="never") as warm:
+        for i in range(1, 30):
+            note.write_text(f"- 09:00 土拨鼠 version{i}\n", encoding="utf-8")
+            idx.update([note])
+            if i % 7 == 0:
+                idx.maintain()
+            assert [hit.text for hit in warm.recall(f"version{i}").results] == [f"土拨鼠 version{i}"]
+            assert not warm.recall(f"version{i - 1}").results, "an edited-away entry is still found"
+            assert len(warm.recall("土拨鼠").results) == 1
+        note.unlink()
+        idx.update([note])
+        assert not warm.recall("土拨鼠").results, "a deleted entry is still found"
+        _files, deleted = open_index_files(index_dir)
+        assert deleted == 0, "the warm searcher still maps segments merged away"
+    idx.close()
+    files, deleted = open_index_files(index_dir)
+    assert (files, deleted) == (0, 0), "closing the Recaller left segment files open"

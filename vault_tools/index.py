@@ -676,15 +676,24 @@ class Index:
         An error *inside* the block is the caller's: call :meth:`recover` and search again,
         or use :meth:`read`, which does that.
         """
+        s = self.open_searcher()
+        try:
+            yield s
+        finally:
+            s.close()
+
+    def open_searcher(self) -> Any:
+        """What :meth:`searcher` yields, for a caller that keeps it open and closes it itself.
+
+        Keep it current with ``s = s.refresh()`` (then close only the new one: it reuses the
+        old one's open segments, and the old one's others are closed by the refresh).
+        """
         s = self._take_primed()
         if s is None:
             report = UpdateReport()
             s = self._open_searcher(report)
             self.warnings += report.warnings
-        try:
-            yield s
-        finally:
-            s.close()
+        return s
 
     def read(self, fn: Callable[[Any], T]) -> T:
         """``fn(searcher)``, retried once if reading fails mid-way.

@@ -42,6 +42,7 @@ when it could not.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime as dt
 import math
@@ -772,7 +773,6 @@ class Recaller:
         self.catch_up = catch_up
         self.index = index if index is not None else Index(config)
         self._searcher: Any = None
-        self._searcher_cm: Any = None
         self._last_catch_up = -math.inf
         self._stale_reason: str | None = None
 
@@ -783,9 +783,10 @@ class Recaller:
         self.close()
 
     def close(self) -> None:
-        if self._searcher_cm is not None:
-            cm, self._searcher_cm, self._searcher = self._searcher_cm, None, None
-            cm.__exit__(None, None, None)
+        searcher, self._searcher = self._searcher, None
+        if searcher is not None:
+            with contextlib.suppress(Exception):  # closing must never fail the recall that follows
+                searcher.close()
 
     def _due(self) -> bool:
         if self.catch_up == "auto":
@@ -819,8 +820,7 @@ class Recaller:
         if self._searcher is None:
             from whoosh.scoring import BM25F
 
-            self._searcher_cm = self.index.searcher()
-            self._searcher = self._searcher_cm.__enter__()
+            self._searcher = self.index.open_searcher()
             # Whoosh reads the weighting from the top searcher for every query (refresh keeps it).
             self._searcher.weighting = BM25F(B=self.tuning.bm25_b, K1=self.tuning.bm25_k1)
         return stale

@@ -9,6 +9,12 @@ things in that layer cost us, and :func:`patch_whoosh` changes them (once per pr
   lived until the garbage collector found the reader's reference cycles: a watcher held dozens
   of segments open, merged-away ones included. :class:`ViewFile` reads the map in place and
   releases its view when closed, so closing a reader closes its segment.
+- ``Searcher.refresh()`` (``FileIndex._reader(reuse=...)``) added the old reader's segments
+  to the new list, merged-away ones included, and reused an open segment reader even when the
+  segment had new deletions: a warm searcher kept returning entries that were edited or
+  deleted, and held every segment it had ever seen. :func:`_refresh_correctly` reuses a
+  reader only for a segment that is in the new table of contents with the same deletions,
+  and closes the others.
 - A segment with no length column for a field was re-checked on disk for every posting.
 - Build workers shared one temp folder (see :func:`worker_storage`).
 """
@@ -80,6 +86,7 @@ def patch_whoosh() -> None:
     if _PATCHED:
         return
     _read_segment_parts_in_place()
+    _refresh_correctly()
     _cache_missing_length_columns()
     _PATCHED = True
 
@@ -96,6 +103,49 @@ def _read_segment_parts_in_place() -> None:
         self.file = ViewFile(buf) if isinstance(buf, memoryview) else io.BytesIO(buf)
 
     BufferFile.__init__ = init
+
+
+def _refresh_correctly() -> None:
+    from whoosh.index import FileIndex
+    from whoosh.reading import EmptyReader, MultiReader, SegmentReader
+
+    def open_reader(
+        cls: Any, storage: Any, schema: Any, segments: list[Any], generation: int, reuse: Any = None
+    ) -> Any:
+        # Deletions only ever grow within a segment, so an equal count means equal deletions.
+        reusable = {
+            (reader.segment().segment_id(), reader.segment().deleted_count()): reader
+            for reader, _offset in (reuse.leaf_readers() if reuse else [])
+            if reader.segment() is not None
+        }
+        reused: set[Any] = set()
+        opened: list[Any] = []
+
+        def segment_reader(segment: Any) -> Any:
+            key = (segment.segment_id(), segment.deleted_count())
+            if key in reusable:
+                reused.add(key)
+                return reusable[key]
+            opened.append(SegmentReader(storage, schema, segment, generation=generation))
+            return opened[-1]
+
+        try:
+            if not segments:
+                reader = EmptyReader(schema)
+            elif len(segments) == 1:
+                reader = segment_reader(segments[0])
+            else:
+                reader = MultiReader([segment_reader(s) for s in segments], generation=generation)
+        except BaseException:  # the old reader stays whole, for its owner to close
+            for new in opened:
+                new.close()
+            raise
+        for key, old in reusable.items():
+            if key not in reused:
+                old.close()
+        return reader
+
+    FileIndex._reader = classmethod(open_reader)
 
 
 def _cache_missing_length_columns() -> None:
