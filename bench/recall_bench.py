@@ -27,10 +27,12 @@ query; the row is skipped when ``rg`` is not installed).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import datetime as dt
 import os
 import shutil
+import signal
 import sqlite3
 import statistics
 import subprocess
@@ -38,7 +40,7 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -47,8 +49,9 @@ sys.path.insert(0, str(HERE.parent))
 
 import retrieval_set as rs  # noqa: E402
 
+from vault_tools import service  # noqa: E402
 from vault_tools.analysis import query_terms, tokenize  # noqa: E402
-from vault_tools.config import load_config  # noqa: E402
+from vault_tools.config import Config, load_config  # noqa: E402
 from vault_tools.index import Index  # noqa: E402
 from vault_tools.notes import read_vault  # noqa: E402
 from vault_tools.recall import DEFAULT_TUNING, Recaller, Tuning  # noqa: E402
@@ -253,6 +256,27 @@ def time_each(run: Callable[[str], object], queries: list[str]) -> list[float]:
     return samples
 
 
+@contextlib.contextmanager
+def running_watcher(vault: Path, config: Config) -> Iterator[None]:
+    """``vault-tools watch`` on ``vault``, until its recall service answers; stopped after."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "vault_tools", "watch", "--vault", str(vault)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    probe = {"query": "warm up", "limit": 1, "render": {}}
+    try:
+        deadline = time.monotonic() + 300
+        while service.ask(config, "recall", dict(probe)) is None:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise SystemExit("the watcher did not start answering recall requests")
+            time.sleep(0.2)
+        yield
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=60)
+
+
 def latency(out: Path, entries: int, count: int) -> None:
     vault, markers = big_vault(out, entries)
     texts = [q.text for q in rs.QUERIES]
@@ -261,9 +285,9 @@ def latency(out: Path, entries: int, count: int) -> None:
     config = load_config(vault)
     as_of = "2026-12-01"
     rows: list[tuple[str, list[float]]] = []
-    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "0"}
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "0", "VAULT_TOOLS_SERVICE": "off"}
 
-    def cli(query: str) -> None:
+    def cli(query: str, environment: dict[str, str] = env) -> None:
         subprocess.run(
             [
                 sys.executable,
@@ -279,11 +303,20 @@ def latency(out: Path, entries: int, count: int) -> None:
             ],
             check=True,
             stdout=subprocess.DEVNULL,
-            env=env,
+            env=environment,
         )
 
     cli("warm the page cache")
-    rows.append(("recall CLI, fresh process per query", time_each(cli, queries)))
+    rows.append(("recall CLI, fresh process per query (in-process search)", time_each(cli, queries)))
+    with running_watcher(vault, config):
+        served_env = {**env, "VAULT_TOOLS_SERVICE": "on"}
+        cli("warm the client", served_env)
+        rows.append(
+            (
+                "recall CLI, fresh process per query, served by a running watcher",
+                time_each(lambda q: cli(q, served_env), queries),
+            )
+        )
     rows.append(
         (
             "floor: `python -c pass`, fresh process per query",
