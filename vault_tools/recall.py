@@ -320,7 +320,15 @@ def privacy_parts(chat: Chat, include_private: bool = False) -> tuple[Any, Any]:
     if not allowed:
         return NullQuery, None
     chosen = allowed if len(allowed) <= len(denied) else denied
-    query = Or([And([Term(ix.F_KIND, k), Term(ix.F_VISIBILITY, v)]) for k, v in chosen])
+    parts = []
+    for visibility in sorted({v for _k, v in chosen}):
+        kinds = [k for k, v in chosen if v == visibility]
+        rare = Term(ix.F_VISIBILITY, visibility)  # far fewer postings than a kind: it leads
+        if chosen is denied and len(kinds) == len(ENTRY_KINDS):
+            parts.append(rare)  # denied whatever the kind: no intersection with every daily entry
+        else:
+            parts.append(And([rare, Or([Term(ix.F_KIND, k) for k in kinds])]))
+    query = parts[0] if len(parts) == 1 else Or(parts)
     return (query, None) if chosen is allowed else (None, query)
 
 
@@ -383,6 +391,8 @@ def _require_class() -> Any:
     class SafeRequire(Require):  # type: ignore[misc]
         def matcher(self, searcher: Any, context: Any = None) -> Any:
             scored_m = self.a.matcher(searcher, context)
+            if not scored_m.is_active():
+                return scored_m  # nothing to restrict: do not read a year of date postings
             required_m = self.b.matcher(searcher, searcher.boolean_context())
             return SafeRequireMatcher(scored_m, required_m)
 
