@@ -219,6 +219,14 @@ def sampler(pid: int, stats: Stats, stop: threading.Event, started: float) -> No
             return
 
 
+def quarters(samples: list[int], scale: float = 1, unit: str = "") -> list[str]:
+    """The samples at 25, 50, 75 and 100 % of the run: growth shows as a rising row, a plateau as a flat one."""
+    if not samples:
+        return ["-"]
+    picks = [samples[min(len(samples) - 1, round(q * (len(samples) - 1)))] for q in (0.25, 0.5, 0.75, 1.0)]
+    return [f"{value / scale:.0f}{unit}" for value in picks]
+
+
 def report(vault: Path, stats: Stats, args: argparse.Namespace) -> int:
     """Print the Markdown table; return the number of lost edits."""
     text = "".join(
@@ -256,7 +264,12 @@ def report(vault: Path, stats: Stats, args: argparse.Namespace) -> int:
             "watcher RSS first / last / peak",
             f"{first_rss / 1024:.1f} MB / {last_rss / 1024:.1f} MB / {peak_rss / 1024:.1f} MB ({len(stats.rss)} samples)",
         ),
+        (
+            "watcher RSS at each quarter of the run",
+            " / ".join(quarters([r for _t, r in stats.rss], 1024, " MB")),
+        ),
         ("watcher open files first / last / peak", f"{first_fds} / {last_fds} / {peak_fds}"),
+        ("watcher open files at each quarter of the run", " / ".join(quarters([n for n, _d in stats.fds]))),
         ("watcher deleted files still mapped (peak)", str(peak_deleted)),
     ]
     print("| measure | value |\n|---|---|")
