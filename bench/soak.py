@@ -138,9 +138,10 @@ def found_terms(config: Any, markers: list[str]) -> set[str]:
     return set(ix.Index(config).read(search))
 
 
-def start_watcher(vault: Path, log: Path) -> subprocess.Popen[bytes]:
+def start_watcher(vault: Path, log: Path, serve: bool = True) -> subprocess.Popen[bytes]:
     handle = log.open("wb")
-    proc = subprocess.Popen(cli(vault, "watch"), stdout=handle, stderr=subprocess.STDOUT)
+    command = cli(vault, "watch") if serve else cli(vault, "watch", "--no-serve")
+    proc = subprocess.Popen(command, stdout=handle, stderr=subprocess.STDOUT)
     config = load_config(vault)
     deadline = time.monotonic() + 600
     while time.monotonic() < deadline:
@@ -300,7 +301,7 @@ def run(args: argparse.Namespace) -> int:
 
     stats = Stats()
     watch_log = root / "watch.log"
-    watcher = start_watcher(vault, watch_log)
+    watcher = start_watcher(vault, watch_log, serve=not args.no_serve)
     print(f"watcher ready after {time.monotonic() - t0:.1f} s", file=sys.stderr)
     stop_file = root / "stop-recall"
     stop_file.unlink(missing_ok=True)
@@ -360,6 +361,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--entries", type=int, default=10_000)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--heartbeat-every", type=float, default=5.0, metavar="S")
+    parser.add_argument("--no-serve", action="store_true", help="run the watcher without its recall service")
     parser.add_argument(
         "--keep", metavar="DIR", help="work in DIR and keep it (default: a temp dir, removed)"
     )
