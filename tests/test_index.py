@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers import write
 
 from vault_tools import index as ix
 from vault_tools import locks
@@ -60,12 +61,6 @@ title: Long-term memory
 - 2026-03-10: Chose a vector database for semantic search [importance:: 0.9] [source:: [[2026-03-10]]] ^m-3f9a2c
 - 2025-12-01 08:15: 喜欢喝乌龙茶 #preference
 """
-
-
-def write(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    return path
 
 
 @pytest.fixture

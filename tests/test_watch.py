@@ -14,34 +14,18 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from helpers import wait_for, write
 
 from vault_tools import index as ix
 from vault_tools.config import Config, load_config
 from vault_tools.errors import LockedError
 from vault_tools.index import F_TEXT, Index, IndexedEntry, UpdateReport
 from vault_tools.watch import ChangeBatcher, WatchOptions, apply_changes, ignored, run_watch
-
-DEADLINE = 15.0
-
-
-def write(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    return path
-
-
-def wait_for(predicate: Callable[[], bool], what: str, timeout: float = DEADLINE) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.02)
-    raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
 
 
 def found(config: Config, word: str) -> list[IndexedEntry]:
