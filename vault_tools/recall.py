@@ -42,7 +42,6 @@ when it could not.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import datetime as dt
 import math
@@ -795,8 +794,7 @@ class Recaller:
     def close(self) -> None:
         searcher, self._searcher = self._searcher, None
         if searcher is not None:
-            with contextlib.suppress(Exception):  # closing must never fail the recall that follows
-                searcher.close()
+            searcher.close()
 
     def _due(self) -> bool:
         if self.catch_up == "auto":
