@@ -267,7 +267,7 @@ def running_watcher(vault: Path, config: Config) -> Iterator[None]:
     probe = {"query": "warm up", "limit": 1, "render": {}}
     try:
         deadline = time.monotonic() + 300
-        while service.ask(config, "recall", dict(probe)) is None:
+        while service.ask(config, "recall", probe) is None:
             if proc.poll() is not None or time.monotonic() > deadline:
                 raise SystemExit("the watcher did not start answering recall requests")
             time.sleep(0.2)

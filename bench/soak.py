@@ -11,8 +11,9 @@ Runs, all at once, for ``--minutes``:
 
 Reports errors (non-zero exits, tracebacks; must be 0), lost edits (markers written but not in the
 files, or not searchable at the end; must be 0), save-to-searchable latency (how long until the
-watcher's index has a marker, measured without catching up), the watcher's RSS first vs last
-and its open descriptors (deleted segment files it still maps are a leak).
+watcher's index has a marker, measured without catching up), and the watcher's RSS and open
+descriptors first, last and at each quarter of the run (deleted segment files it still maps are a
+leak). ``--no-serve`` runs the watcher without its recall service.
 Prints a Markdown table; exits 1 when errors or lost edits are not 0.
 """
 

@@ -5,7 +5,8 @@ Vault: ``--vault PATH``, else ``$VAULT_TOOLS_VAULT``, else the current directory
 
 Settings: defaults below, overridden by ``<vault>/.vault-tools/config.toml`` (every key optional),
 overridden by the environment (``OPENAI_API_KEY``, ``OPENAI_BASE_URL``, ``VAULT_TOOLS_LLM_MODEL``,
-``VAULT_TOOLS_TIMEZONE``, ``VAULT_TOOLS_CHAT``, ``VAULT_TOOLS_SERVICE=off``). Every other module receives a :class:`Config`; none reads the environment.
+``VAULT_TOOLS_TIMEZONE``, ``VAULT_TOOLS_CHAT``, ``VAULT_TOOLS_SERVICE=off``). Every other module
+receives a :class:`Config`; none reads the environment.
 """
 
 from __future__ import annotations
