@@ -697,7 +697,7 @@ def test_day_numbers_sort_like_dates() -> None:
     assert ix.day_number(dt.date(2026, 3, 10)) == 46089
     assert ix.day_from_number(46089) == dt.date(2026, 3, 10)
     assert ix.day_number(dt.date(2025, 12, 31)) < ix.day_number(dt.date(2026, 1, 1))
-    assert ix.day_number(dt.date(1850, 1, 1)) == 0 and ix.day_number(dt.date(2200, 1, 1)) == 2**16 - 1
+    assert ix.day_number(dt.date(1850, 1, 1)) == 1 and ix.day_number(dt.date(2200, 1, 1)) == 2**16 - 1
 
 
 def test_scan_finds_the_same_notes_as_iter_note_paths(vault: Path, tmp_path: Path) -> None:

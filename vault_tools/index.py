@@ -76,7 +76,9 @@ T = TypeVar("T")
 log = logging.getLogger("vault_tools.index")
 
 #: Bump whenever the fields or what goes into them change: the index is rebuilt on mismatch.
-SCHEMA_VERSION = 2
+#: 3: text and section keep no positions (nothing runs phrase queries, and unpickling the
+#: positions was ~95% of the time Whoosh spent reading a posting block).
+SCHEMA_VERSION = 3
 
 INDEX_DIR = "index"
 META_FILE = "meta.json"
@@ -111,7 +113,7 @@ F_SECTION = "section"  # TEXT stored: the heading the entry is under
 F_TAGS = "tags"  # KEYWORD: comma-separated, stored as written, matched lower-cased (nested "a/b")
 F_TAGPATH = "tagpath"  # KEYWORD: every prefix of every tag ("a", "a/b"): filter with one Term
 F_IMPORTANCE = "importance"  # NUMERIC float stored, untiered: few distinct values (absent when unset)
-F_TEXT = "text"  # TEXT stored phrase: Entry.text (front matter is never body text)
+F_TEXT = "text"  # TEXT stored, no positions: Entry.text (front matter is never body text)
 F_FILE_HASH = "file_hash"  # STORED: sha256 of the file the entry was read from (doctor compares it)
 F_BLOCK_ID = "block_id"  # ID stored: the Obsidian ^block-id
 F_FIELDS = "fields"  # STORED: JSON object of the entry's [key:: value] inline fields
@@ -133,11 +135,11 @@ def make_schema() -> Any:
             F_DATETIME: wf.STORED(),
             F_KIND: wf.ID(stored=True),
             F_VISIBILITY: wf.ID(stored=True),
-            F_SECTION: wf.TEXT(analyzer=analyzer, stored=True),
+            F_SECTION: wf.TEXT(analyzer=analyzer, stored=True, phrase=False),
             F_TAGS: wf.KEYWORD(stored=True, lowercase=True, commas=True, scorable=True),
             F_TAGPATH: wf.KEYWORD(lowercase=True, commas=True),
             F_IMPORTANCE: wf.NUMERIC(float, stored=True, shift_step=0),
-            F_TEXT: wf.TEXT(analyzer=analyzer, stored=True, phrase=True),
+            F_TEXT: wf.TEXT(analyzer=analyzer, stored=True, phrase=False),
             F_FILE_HASH: wf.STORED(),
             F_BLOCK_ID: wf.ID(stored=True),
             F_FIELDS: wf.STORED(),
@@ -171,9 +173,10 @@ def day_number(day: dt.date) -> int:
 
     Sixteen bits (1900 … 2079; dates outside are clamped) index as 4 numeric terms per entry
     where a 32-bit YYYYMMDD takes 8: a date is in every entry, so this is ~10% of a build.
-    Sorts like the dates; ``IndexedEntry.date`` has the exact date.
+    Sorts like the dates; ``IndexedEntry.date`` has the exact date. 0 is never a date's number:
+    it is what the ``day`` column holds for an undated entry, which no date filter matches.
     """
-    return max(0, min(_DAY_MAX, (day - DAY_EPOCH).days))
+    return max(1, min(_DAY_MAX, (day - DAY_EPOCH).days))
 
 
 def day_from_number(number: int) -> dt.date:
