@@ -52,6 +52,7 @@ __all__ = [
     "ENGLISH_QUERY_STOP_WORDS",
     "BilingualAnalyzer",
     "CjkCharQuery",
+    "is_cjk_char",
     "query_terms",
     "term_query",
     "text_analyzer",
@@ -321,12 +322,17 @@ class CjkCharQuery(Prefix):  # type: ignore[misc]
         return PreloadedOr(terms, boost=self.boost).matcher(searcher, context)
 
 
+def is_cjk_char(text: str) -> bool:
+    """Whether ``text`` is one CJK character (searched as itself or any bigram it starts)."""
+    return len(text) == 1 and bool(_CJK_CHAR_RE.match(text))
+
+
 def term_query(term: str, fieldname: str = "text") -> Query:
     """The Whoosh query that finds one term of :func:`query_terms` in a :func:`text_analyzer` field.
 
     A plain ``Term``, except a single CJK character, which is indexed as such only where it ends
     a run: :class:`CjkCharQuery` finds it also where it starts a bigram.
     """
-    if len(term) == 1 and _CJK_CHAR_RE.match(term):
+    if is_cjk_char(term):
         return CjkCharQuery(fieldname, term)
     return Term(fieldname, term)

@@ -58,6 +58,7 @@ from vault_tools.tokens import count_tokens, truncate_to_tokens
 if TYPE_CHECKING:
     from vault_tools.index import Index
     from vault_tools.privacy import Chat
+    from vault_tools.scorer import BlockScorer, Clause, DocFilter
     from vault_tools.timewords import DateWindow
 
 __all__ = ["Hit", "RecallResult", "Recaller", "Tuning", "highlight_spans", "parse_query", "recall"]
@@ -331,34 +332,73 @@ def privacy_parts(chat: Chat, include_private: bool = False) -> tuple[Any, Any]:
     return (query, None) if chosen is allowed else (None, query)
 
 
-def keyword_query(parsed: ParsedQuery, tuning: Tuning, searcher: Any = None) -> Any:
-    """OR of the terms over text, section and tags; None when the query only browses filters.
+def keyword_parts(parsed: ParsedQuery, tuning: Tuning, searcher: Any = None) -> list[tuple[str, str, float]]:
+    """(field, term, boost) of each OR branch of the query's keywords; empty when it only browses.
 
-    With a ``searcher``, a term is matched against section headings and tag names only where it
-    is on at most ``tag_max_share`` of the entries: a heading or tag on everything (``## Work``,
-    ``#work``) ranks nothing and costs a long posting list.
+    The terms go over text, section and tags. With a ``searcher``, a term is matched against
+    section headings and tag names only where it is on at most ``tag_max_share`` of the entries:
+    a heading or tag on everything (``## Work``, ``#work``) ranks nothing and costs a long
+    posting list.
     """
-    from whoosh.query import Or, Term
-
     from vault_tools import index as ix
-    from vault_tools.analysis import term_query
 
     if not parsed.terms:
-        return None
+        return []
     most = tuning.tag_max_share * max(1, searcher.doc_count()) if searcher is not None else math.inf
 
     def useful(field: str, term: str) -> bool:
         return searcher is None or 0 < searcher.doc_frequency(field, term) <= most
 
-    parts: list[Any] = []
+    parts: list[tuple[str, str, float]] = []
     for term in parsed.terms:
-        parts.append(term_query(term, ix.F_TEXT).with_boost(tuning.text_boost))
+        parts.append((ix.F_TEXT, term, tuning.text_boost))
         if tuning.section_boost > 0 and (len(term) == 1 or useful(ix.F_SECTION, term)):
-            parts.append(term_query(term, ix.F_SECTION).with_boost(tuning.section_boost))
+            parts.append((ix.F_SECTION, term, tuning.section_boost))
     if tuning.tag_boost > 0:
         words = [w for w in dict.fromkeys(parsed.words) if useful(ix.F_TAGS, w)]
-        parts += [Term(ix.F_TAGS, word, boost=tuning.tag_boost) for word in words]
-    return Or(parts)
+        parts += [(ix.F_TAGS, word, tuning.tag_boost) for word in words]
+    return parts
+
+
+def keyword_query(parsed: ParsedQuery, tuning: Tuning, searcher: Any = None) -> Any:
+    """:func:`keyword_parts` as one Whoosh ``Or`` query; None when the query only browses."""
+    from whoosh.query import Or, Term
+
+    from vault_tools import index as ix
+    from vault_tools.analysis import term_query
+
+    parts = keyword_parts(parsed, tuning, searcher)
+    if not parts:
+        return None
+    return Or(
+        [
+            Term(field, term, boost=boost)
+            if field == ix.F_TAGS
+            else term_query(term, field).with_boost(boost)
+            for field, term, boost in parts
+        ]
+    )
+
+
+def keyword_clauses(parsed: ParsedQuery, tuning: Tuning, searcher: Any) -> list[Clause]:
+    """:func:`keyword_query` for :class:`vault_tools.scorer.BlockScorer`: the same branches.
+
+    A single CJK character stands for itself and every bigram it starts (as in
+    :class:`vault_tools.analysis.CjkCharQuery`), expanded here against the searcher's terms.
+    """
+    from vault_tools import index as ix
+    from vault_tools.analysis import is_cjk_char
+    from vault_tools.scorer import Clause
+
+    reader = searcher.reader()
+    clauses = []
+    for field_name, term, boost in keyword_parts(parsed, tuning, searcher):
+        texts: tuple[str, ...] = (term,)
+        if field_name != ix.F_TAGS and len(term) == 1 and is_cjk_char(term):
+            decode = searcher.schema[field_name].from_bytes
+            texts = tuple(decode(b) for b in reader.expand_prefix(field_name, term) if b)
+        clauses.append(Clause(field_name, texts, boost))
+    return clauses
 
 
 _REQUIRE_CLASS: Any = None
@@ -499,8 +539,22 @@ def _earlier(a: dt.date | None, b: dt.date | None) -> dt.date | None:
 class Filters:
     """Everything a hit must match besides its words (privacy, dates, tags), and what it must not."""
 
-    required: Any  # None: no requirement
-    excluded: Any  # None: nothing excluded
+    privacy: Any  # the chat's rule as a query a hit must match; None: no requirement
+    excluded: Any  # what a hit must not match; None: nothing excluded
+    since: dt.date | None = None
+    until: dt.date | None = None
+    tags: tuple[str, ...] = ()
+
+    @property
+    def required(self) -> Any:
+        """The privacy rule, the dates and the tags as one query; None when there are none."""
+        from whoosh.query import And
+
+        from vault_tools import index as ix
+
+        parts = [q for q in (self.privacy, ix.date_filter(self.since, self.until)) if q is not None]
+        parts += [ix.tag_filter(tag) for tag in self.tags]
+        return None if not parts else parts[0] if len(parts) == 1 else And(parts)
 
     def restrict(self, query: Any) -> Any:
         """``query`` (``None``: every entry) within these filters, scored by ``query`` alone.
@@ -509,11 +563,32 @@ class Filters:
         """
         from whoosh.query import Every
 
+        required = self.required
         if query is None:
-            query = self.required if self.required is not None else Every()
-        elif self.required is not None:
-            query = require(query, self.required)
+            query = required if required is not None else Every()
+        elif required is not None:
+            query = require(query, required)
         return query if self.excluded is None else and_not(query, self.excluded)
+
+    def doc_filter(self, scorer: BlockScorer) -> DocFilter:
+        """These filters for :meth:`BlockScorer.top`: the dates on the ``day`` column, the rest as
+        sets of document numbers (read once per searcher)."""
+        from vault_tools import index as ix
+        from vault_tools.scorer import DocFilter
+
+        excluded = scorer.matching(self.excluded) if self.excluded is not None else frozenset()
+        required: frozenset[int] | None = None
+        for query in [self.privacy, *(ix.tag_filter(tag) for tag in self.tags)]:
+            if query is not None:
+                docs = scorer.matching(query)
+                required = docs if required is None else required & docs
+        days = None
+        if self.since is not None or self.until is not None:
+            days = (
+                ix.day_number(self.since) if self.since else None,
+                ix.day_number(self.until) if self.until else None,
+            )
+        return DocFilter(excluded, required, days)
 
 
 def filter_query(
@@ -524,15 +599,8 @@ def filter_query(
     include_private: bool = False,
 ) -> Filters:
     """The privacy rule of ``chat``, the date window and the tags, as index queries."""
-    from whoosh.query import And
-
-    from vault_tools import index as ix
-
     required, excluded = privacy_parts(chat, include_private)
-    parts = [q for q in (required, ix.date_filter(since, until)) if q is not None]
-    parts += [ix.tag_filter(tag) for tag in tags]
-    positive = None if not parts else parts[0] if len(parts) == 1 else And(parts)
-    return Filters(positive, excluded)
+    return Filters(required, excluded, since, until, tuple(tags))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -782,6 +850,7 @@ class Recaller:
         self.catch_up = catch_up
         self.index = index if index is not None else Index(config)
         self._searcher: Any = None
+        self._scorer: BlockScorer | None = None
         self._last_catch_up = -math.inf
         self._stale_reason: str | None = None
 
@@ -792,6 +861,7 @@ class Recaller:
         self.close()
 
     def close(self) -> None:
+        self._scorer = None
         searcher, self._searcher = self._searcher, None
         if searcher is not None:
             searcher.close()
@@ -944,14 +1014,17 @@ class Recaller:
             )
             candidates = [_Candidate(dict(hit.fields()), 1.0) for hit in results]
         else:
-            query = filters.restrict(keywords)
-            found = {hit.docnum: hit for hit in searcher.search(query, limit=pool)}
-            if window.wide:
-                wide = filter_query(chat, window.wide_since, window.wide_until, tags, include_private)
-                query = wide.restrict(keywords)
-                for hit in searcher.search(query, limit=limit + 5):  # only strong outside matches can rank
-                    found.setdefault(hit.docnum, hit)
-            candidates = [_Candidate(dict(hit.fields()), float(hit.score)) for hit in found.values()]
+            wide = (
+                filter_query(chat, window.wide_since, window.wide_until, tags, include_private)
+                if window.wide
+                else None
+            )
+            scorer = self._block_scorer()
+            if scorer is not None:
+                found = self._score_in_blocks(scorer, parsed, filters, wide, pool, limit)
+            else:
+                found = self._score_with_matchers(keywords, filters, wide, pool, limit)
+            candidates = [_Candidate(dict(searcher.stored_fields(d)), score) for d, score in found.items()]
             weights = {t: max(float(searcher.idf(ix.F_TEXT, t)), 0.01) for t in parsed.terms}
             for candidate in candidates:
                 candidate.matched = matched_share(candidate.fields, weights)
@@ -964,6 +1037,51 @@ class Recaller:
         )
         candidates.sort(key=lambda c: (-round(c.score, 9), -_sort_day(c.fields)))
         return candidates
+
+    def _block_scorer(self) -> BlockScorer | None:
+        """The scorer of the current searcher (None: Whoosh's matchers must score this index)."""
+        from vault_tools import index as ix
+        from vault_tools.scorer import BlockScorer
+
+        scorer = self._scorer
+        if scorer is None or scorer.searcher is not self._searcher:
+            fields = (ix.F_TEXT, ix.F_SECTION, ix.F_TAGS)
+            scorer = self._scorer = BlockScorer.for_searcher(self._searcher, fields, previous=scorer)
+        return scorer
+
+    def _score_in_blocks(
+        self,
+        scorer: BlockScorer,
+        parsed: ParsedQuery,
+        filters: Filters,
+        wide: Filters | None,
+        pool: int,
+        limit: int,
+    ) -> dict[int, float]:
+        """Docnum -> BM25F of the best ``pool`` hits in the window, then (``wide``) the best
+        ``limit + 5`` without it, from one pass over the postings."""
+        scores = scorer.scores(keyword_clauses(parsed, self.tuning, self._searcher))
+        found = dict(scorer.top(scores, pool, filters.doc_filter(scorer)))
+        if wide is not None:
+            for docnum, score in scorer.top(scores, limit + 5, wide.doc_filter(scorer)):
+                found.setdefault(docnum, score)
+        return found
+
+    def _score_with_matchers(
+        self, keywords: Any, filters: Filters, wide: Filters | None, pool: int, limit: int
+    ) -> dict[int, float]:
+        """:meth:`_score_in_blocks` through Whoosh's own matchers (a document at a time).
+
+        Every match is scored: Whoosh's collector swaps in cheaper matchers as its threshold
+        rises, and ``AndNotMatcher.replace`` then drops an OR of many terms whose best single
+        term is under the threshold (``CombinationMatcher.max_quality`` takes the max of the
+        terms where a union's bound is their sum), losing the best multi-term hits.
+        """
+        found = dict(_top_hits(self._searcher, filters.restrict(keywords), pool))
+        if wide is not None:
+            for docnum, score in _top_hits(self._searcher, wide.restrict(keywords), limit + 5):
+                found.setdefault(docnum, score)  # only strong outside matches can rank
+        return found
 
     def _shape(
         self, ranked: list[_Candidate], limit: int, budget: int, explain: bool, warnings: list[str]
@@ -995,6 +1113,15 @@ class Recaller:
                 "raise --max-tokens or narrow the query"
             )
         return hits
+
+
+def _top_hits(searcher: Any, query: Any, limit: int) -> list[tuple[int, float]]:
+    """The ``limit`` best (docnum, score) of ``query``, every match scored (see above)."""
+    from whoosh.collectors import TopCollector
+
+    collector = TopCollector(limit=limit, usequality=False, replace=0)
+    searcher.search_with_collector(query, collector)
+    return [(hit.docnum, float(hit.score)) for hit in collector.results()]
 
 
 def _to_hit(candidate: _Candidate, explain: bool) -> Hit:
