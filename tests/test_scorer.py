@@ -175,7 +175,7 @@ def test_blocks_and_matchers_find_the_same_hits(session: Recaller, query: str, c
 def test_date_windows_match_the_numeric_range(
     session: Recaller, since: str | None, until: str | None
 ) -> None:
-    """A window narrower than the hits is walked from the day column; a wide one filters the hits."""
+    """Open and closed windows, narrow and wide, keep what Whoosh's NumericRange keeps."""
     searcher = session._searcher
     scorer = session._block_scorer()
     assert scorer is not None

@@ -40,11 +40,15 @@ from collections.abc import Iterator
 from functools import lru_cache
 from typing import Any
 
-from whoosh import matching
-from whoosh.analysis import Analyzer, Token
-from whoosh.lang.porter2 import stem as _porter2_stem
-from whoosh.query import Prefix, Query, Term
-from whoosh.query.compound import PreloadedOr
+from vault_tools.storage import import_whoosh
+
+import_whoosh()  # before the imports below: it leaves out what Whoosh imports and never uses
+
+from whoosh import matching  # noqa: E402
+from whoosh.analysis import Analyzer, Token  # noqa: E402
+from whoosh.lang.porter2 import stem as _porter2_stem  # noqa: E402
+from whoosh.query import Prefix, Query, Term  # noqa: E402
+from whoosh.query.compound import PreloadedOr  # noqa: E402
 
 __all__ = [
     "ANALYZER_VERSION",

@@ -22,16 +22,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
-
 from vault_tools.errors import ConflictError, VaultError
 
 Kind = Literal["daily", "memory", "note"]
 Visibility = Literal["personal", "private", "shared"]
 
 BOM = "\ufeff"
-# libyaml's loader when PyYAML was built with it: the pure-Python one is most of a large build.
-YAML_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 MAX_NOTE_BYTES = 5 * 1024 * 1024
 MEMORY_FILE_NAMES = ("MEMORY.md", "memory.md")
 IGNORED_DIRS = frozenset({".git", ".obsidian", ".trash", ".vault-tools", "archive"})
@@ -234,8 +230,14 @@ def parse_front_matter(lines: list[str], path: Path, warnings: list[Warning_]) -
         return {}, 0
     start, end = span
     source = "".join(lines[start:end])
+    # Imported here: a recall that parses no file should not pay ~25 ms for it. libyaml's
+    # loader when PyYAML was built with it: the pure-Python one is most of a large build.
+    import yaml
+
     try:
-        loaded = yaml.load(source, Loader=YAML_LOADER) if source.strip() else {}
+        loaded = (
+            yaml.load(source, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) if source.strip() else {}
+        )
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = start + mark.line + 1 if mark is not None else start + 1
@@ -711,5 +713,7 @@ def set_front_matter_key(key: str, value: str) -> Splice:
 
 
 def yaml_scalar(value: str) -> str:
+    import yaml
+
     dumped = yaml.safe_dump(value, allow_unicode=True, default_flow_style=True, width=10_000).strip()
     return dumped.removesuffix("\n...").removesuffix("...").strip()
