@@ -13,7 +13,9 @@ Design. A query goes through four steps.
    its section heading and its tags (BM25F, with per-field boosts), and ``Require``-d to match the
    filters: the chat's privacy rule (:func:`vault_tools.privacy.visible_in` decides each
    kind × visibility pair), ``--since``/``--until``, the word window and the tags. Filters
-   are part of the query, so Whoosh applies them before ranking, never to a top-k afterwards.
+   are applied before the top-k is taken, never to a top-k afterwards. The scoring runs a term
+   at a time over the posting blocks (:mod:`vault_tools.scorer`, the same BM25F as Whoosh's
+   matchers, which remain the fallback for an index it cannot read).
 3. *Ranking.* The best :data:`Tuning.pool` hits by BM25F are re-scored:
    ``bm25 × recency × importance × source``. Recency decays exponentially with the configured
    half-life (``recall.half_life_days``) from 1 down to ``1 - recency_weight``; MEMORY.md items
