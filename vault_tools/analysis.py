@@ -56,6 +56,7 @@ __all__ = [
     "ENGLISH_QUERY_STOP_WORDS",
     "BilingualAnalyzer",
     "CjkCharQuery",
+    "cjk_char_terms",
     "is_cjk_char",
     "query_terms",
     "term_query",
@@ -320,10 +321,19 @@ class CjkCharQuery(Prefix):  # type: ignore[misc]
         super().__init__(fieldname, text, boost=boost, constantscore=False)
 
     def matcher(self, searcher: Any, context: Any = None) -> Any:
-        terms = [Term(self.fieldname, text) for text in self._btexts(searcher.reader()) if text]
+        terms = [
+            Term(self.fieldname, text)
+            for text in cjk_char_terms(searcher.reader(), self.fieldname, self.text)
+        ]
         if not terms:
             return matching.NullMatcher()
         return PreloadedOr(terms, boost=self.boost).matcher(searcher, context)
+
+
+def cjk_char_terms(reader: Any, fieldname: str, char: str) -> list[str]:
+    """The indexed terms a one-character CJK query stands for: the character and its bigrams."""
+    decode = reader.schema[fieldname].from_bytes
+    return [decode(text) for text in reader.expand_prefix(fieldname, char) if text]
 
 
 def is_cjk_char(text: str) -> bool:

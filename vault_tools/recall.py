@@ -385,20 +385,19 @@ def keyword_query(parsed: ParsedQuery, tuning: Tuning, searcher: Any = None) -> 
 def keyword_clauses(parsed: ParsedQuery, tuning: Tuning, searcher: Any) -> list[Clause]:
     """:func:`keyword_query` for :class:`vault_tools.scorer.BlockScorer`: the same branches.
 
-    A single CJK character stands for itself and every bigram it starts (as in
-    :class:`vault_tools.analysis.CjkCharQuery`), expanded here against the searcher's terms.
+    A single CJK character stands for itself and every bigram it starts, as in
+    :class:`vault_tools.analysis.CjkCharQuery`.
     """
     from vault_tools import index as ix
-    from vault_tools.analysis import is_cjk_char
+    from vault_tools.analysis import cjk_char_terms, is_cjk_char
     from vault_tools.scorer import Clause
 
     reader = searcher.reader()
     clauses = []
     for field_name, term, boost in keyword_parts(parsed, tuning, searcher):
         texts: tuple[str, ...] = (term,)
-        if field_name != ix.F_TAGS and len(term) == 1 and is_cjk_char(term):
-            decode = searcher.schema[field_name].from_bytes
-            texts = tuple(decode(b) for b in reader.expand_prefix(field_name, term) if b)
+        if field_name != ix.F_TAGS and is_cjk_char(term):
+            texts = tuple(cjk_char_terms(reader, field_name, term))
         clauses.append(Clause(field_name, texts, boost))
     return clauses
 

@@ -29,6 +29,7 @@ import itertools
 import operator
 import pickle
 import struct
+import sys
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -121,12 +122,7 @@ class BlockScorer:
         """Global document number -> summed score over ``clauses`` (deleted documents left out)."""
         total: Scores = {}
         for clause in clauses:
-            part = self._clause_scores(clause)
-            if len(part) > len(total):
-                total, part = part, total
-            get = total.get
-            for docnum, score in part.items():
-                total[docnum] = get(docnum, 0.0) + score
+            total = _summed(total, self._clause_scores(clause))
         for leaf in self.leaves:
             if leaf.reader.has_deletions():
                 for docnum in leaf.reader.deleted_docs_set:
@@ -136,13 +132,7 @@ class BlockScorer:
     def _clause_scores(self, clause: Clause) -> Scores:
         scores: Scores = {}
         for text in clause.texts:
-            term = self._term_scores(clause.field, text)
-            if not scores:
-                scores = term
-                continue
-            get = scores.get
-            for docnum, score in term.items():
-                scores[docnum] = get(docnum, 0.0) + score
+            scores = _summed(scores, self._term_scores(clause.field, text))
         if clause.boost != 1.0:
             boost = clause.boost
             scores = {docnum: score * boost for docnum, score in scores.items()}
@@ -268,6 +258,16 @@ class BlockScorer:
         return self._days
 
 
+def _summed(a: Scores, b: Scores) -> Scores:
+    """``a`` and ``b`` added per document, in whichever of the two is larger (it is reused)."""
+    if len(b) > len(a):
+        a, b = b, a
+    get = a.get
+    for docnum, score in b.items():
+        a[docnum] = get(docnum, 0.0) + score
+    return a
+
+
 def _best(scores: Scores, count: int) -> list[tuple[int, float]]:
     """The ``count`` highest scores (with every tie of the lowest), best and lowest docnum first."""
     if count < len(scores):
@@ -348,7 +348,7 @@ def _column_values(reader: Any, fieldname: str) -> array.array[int]:
     column = reader.column_reader(fieldname, translate=False)
     raw = array.array(column._typecode)
     raw.frombytes(bytes(column._dbfile.get(column._basepos, column._count * raw.itemsize)))
-    if array.array("H", [1]).tobytes()[0] == 1:  # stored big-endian ("!"), this machine is not
+    if sys.byteorder == "little":  # columns are stored big-endian ("!")
         raw.byteswap()
     raw.extend([int(column._default)] * (doccount - len(raw)))
     return raw
