@@ -7,6 +7,7 @@ import io
 import mmap
 import os
 import pickle
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -128,3 +129,24 @@ def test_a_warm_recaller_sees_edits_and_deletions_and_holds_only_live_segments(
     idx.close()
     files, deleted = open_index_files(index_dir)
     assert (files, deleted) == (0, 0), "closing the Recaller left segment files open"
+
+
+def test_whoosh_imports_without_its_unused_modules_and_the_stand_ins_call_the_real_ones() -> None:
+    code = """
+import sys
+from vault_tools.storage import import_whoosh
+import_whoosh()
+import whoosh.query
+left_out = [m for m in ("urllib.request", "whoosh.lang.morph_en", "asyncio", "cached_property") if m in sys.modules]
+assert not left_out, left_out
+from whoosh.query.terms import variations
+assert {"rendering", "renders", "rendered"} <= set(variations("render"))
+assert "whoosh.lang.morph_en" in sys.modules
+import whoosh.compat, urllib.request, cached_property
+assert whoosh.compat.urlretrieve.__name__ == "call_real" and urllib.request.urlretrieve.__name__ == "urlretrieve"
+from whoosh.reading import cached_property as used
+import functools
+assert used is functools.cached_property
+"""
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
