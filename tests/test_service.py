@@ -314,3 +314,149 @@ def test_a_fresh_process_is_served_the_same_answer(served: Config) -> None:
     )
     assert with_service.stdout == in_process.stdout
     assert "观察者模式" in json.loads(with_service.stdout)["results"][0]["text"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Started by recall
+
+
+def background_watchers(vault: Path) -> list[int]:
+    """Pids of the processes watching ``vault`` that this test did not run in its own process."""
+    pids = []
+    for proc in Path("/proc").glob("[0-9]*"):
+        with contextlib.suppress(OSError):
+            argv = proc.joinpath("cmdline").read_bytes().split(b"\0")
+            if b"watch" in argv and os.fsencode(vault) in argv and int(proc.name) != os.getpid():
+                pids.append(int(proc.name))
+    return pids
+
+
+@pytest.fixture
+def autostart(vault: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Config]:
+    """Auto-start on, with a short idle exit; any watcher left running is killed afterwards."""
+    if not Path("/proc/self/cmdline").exists():
+        pytest.skip("finding leftover watchers needs /proc")
+    monkeypatch.delenv("VAULT_TOOLS_AUTOSTART")
+    write(vault / ".vault-tools" / "config.toml", "[recall]\nautostart_minutes = 0.05\n")  # 3 s
+    try:
+        yield load_config(vault)
+    finally:
+        for pid in background_watchers(vault):
+            with contextlib.suppress(OSError):
+                os.kill(pid, 9)
+        wait_for(lambda: not background_watchers(vault), "the leftover watchers to die")
+
+
+def watch_lock_free(config: Config) -> bool:
+    from vault_tools import locks
+
+    lock = locks.try_hold(config, locks.WATCH_LOCK, what="test")
+    if lock is None:
+        return False
+    lock.release()
+    return True
+
+
+def cli_recall(vault: Path, query: str) -> str:
+    argv = [sys.executable, "-m", "vault_tools", "recall", query, "--vault", str(vault), "--json"]
+    env = {**os.environ, "PYTHONIOENCODING": "utf-8"}
+    done = subprocess.run([*argv, "--as-of", AS_OF], capture_output=True, text=True, env=env, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_an_unserved_recall_starts_a_watcher_that_serves_the_next_calls_then_exits_when_idle(
+    autostart: Config,
+) -> None:
+    first = cli_recall(autostart.vault, "观察者模式")
+    assert "观察者模式" in json.loads(first)["results"][0]["text"], "the first call is answered in-process"
+    wait_for(lambda: probe(autostart) is not None, "the watcher recall started", timeout=30)
+    [pid] = background_watchers(autostart.vault)
+    assert cli_recall(autostart.vault, "观察者模式") == first
+    assert background_watchers(autostart.vault) == [pid], "a served call started another watcher"
+    info = json.loads((autostart.state_dir / "watch.json").read_text(encoding="utf-8"))
+    assert info["pid"] == pid and info["idle_exit_seconds"] == 3
+    assert "started by recall" in info["summary"]
+    log = (autostart.state_dir / service.AUTOSTART_LOG).read_text(encoding="utf-8")
+    assert "Traceback" not in log
+    wait_for(lambda: not background_watchers(autostart.vault), "the idle watcher to exit", timeout=30)
+    assert watch_lock_free(autostart) and not service.socket_path(autostart).exists()
+    assert "no recall request for 3 s; exiting" in (autostart.state_dir / service.AUTOSTART_LOG).read_text()
+
+
+def test_recall_starts_a_watcher_only_when_nobody_serves_and_it_is_allowed(
+    autostart: Config, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    started: list[float] = []
+    monkeypatch.setattr(
+        service, "_spawn_watcher", lambda config, idle_seconds: started.append(idle_seconds) or 1
+    )
+    argv = ["recall", "auth", "--vault", str(autostart.vault), "--as-of", AS_OF]
+    assert run(capsys, *argv)[0] == 0 and started == [3.0]
+    for env, value in (("VAULT_TOOLS_AUTOSTART", "off"), ("VAULT_TOOLS_SERVICE", "off")):
+        monkeypatch.setenv(env, value)
+        assert run(capsys, *argv)[0] == 0
+        monkeypatch.delenv(env)
+    assert started == [3.0]
+    marker = autostart.state_dir / service.AUTOSTART_MARKER
+    assert marker.exists(), "the start was not recorded"
+    assert service.start_in_background(autostart) is None, "a second start while the first warms up"
+    os.utime(marker, (time.time() - 60, time.time() - 60))
+    with serving(autostart):
+        assert run(capsys, "context", "--vault", str(autostart.vault))[0] == 0  # served: no start
+        other = replace(autostart, recall=replace(autostart.recall, half_life_days=3.0))
+        assert service.start_in_background(other) is None, "a watcher with other settings holds the lock"
+    assert started == [3.0]
+    assert run(capsys, "context", "--vault", str(autostart.vault))[0] == 0
+    assert started == [3.0, 3.0]
+
+
+def test_an_explicit_watch_takes_over_from_the_watcher_recall_started(autostart: Config) -> None:
+    assert service.start_in_background(autostart) is not None
+    wait_for(lambda: probe(autostart) is not None, "the watcher recall started", timeout=30)
+    assert len(background_watchers(autostart.vault)) == 1
+    stop = threading.Event()
+    thread = threading.Thread(
+        target=run_watch, args=(autostart,), kwargs={"stop_event": stop, "options": FAST}
+    )
+    thread.start()
+    try:
+        wait_for(lambda: not background_watchers(autostart.vault), "the auto-started watcher to stop", 30)
+        state = autostart.state_dir / "watch.json"
+        wait_for(lambda: json.loads(state.read_text())["pid"] == os.getpid(), "the takeover", 30)
+        wait_for(lambda: probe(autostart) is not None, "the new watcher to serve", 30)
+        assert json.loads(state.read_text())["idle_exit_seconds"] == 0
+    finally:
+        stop.set()
+        thread.join(15)
+    assert not thread.is_alive()
+
+
+def test_a_watcher_started_by_hand_is_never_taken_over(vault: Path) -> None:
+    config = load_config(vault)
+    with serving(config):
+        with pytest.raises(service.errors.LockedError, match="already running"):
+            run_watch(config, stop_event=threading.Event(), options=FAST)
+        assert probe(config) is not None
+
+
+def test_an_idle_watcher_exits_and_one_whose_vault_is_deleted_leaves_nothing_behind(vault: Path) -> None:
+    import shutil
+
+    config = load_config(vault)
+    idle = replace(FAST, idle_exit_seconds=1.0)
+    started = time.monotonic()
+    run_watch(config, stop_event=threading.Event(), options=idle)  # returns on its own
+    assert time.monotonic() - started < 30 and watch_lock_free(config)
+    lingering = replace(FAST, idle_exit_seconds=600.0)
+    thread = threading.Thread(
+        target=run_watch, args=(config,), kwargs={"options": lingering, "handle_signals": False}
+    )
+    thread.start()
+    wait_for(lambda: probe(config) is not None, "the recall service")
+    gone = vault.with_name("deleted")
+    vault.rename(gone)  # as `rm -rf` of a parent folder ends: nothing left at the path
+    shutil.rmtree(gone)
+    thread.join(30)
+    assert not thread.is_alive(), "the watcher of a deleted vault kept running"
+    assert not vault.exists(), "the watcher re-created the deleted vault"

@@ -169,6 +169,7 @@ def cmd_recall(args: argparse.Namespace, out: Output) -> int:
     result = recall(config, **params, as_of=args.as_of)
     out.result_warnings(result.warnings)
     out.result(result, lambda: result.render(color=color, explain=args.explain))
+    start_service(config)
     return 0
 
 
@@ -183,6 +184,7 @@ def cmd_context(args: argparse.Namespace, out: Output) -> int:
     result = build_context(config, **params, as_of=args.as_of)
     out.result_warnings(result.warnings)
     out.result(result, result.render)
+    start_service(config)
     return 0
 
 
@@ -203,6 +205,15 @@ def served(config: Config, out: Output, op: str, params: dict[str, Any]) -> bool
     out.result_warnings(answer["warnings"])
     out.result(answer["result"], answer["text"])
     return True
+
+
+def start_service(config: Config) -> None:
+    """After an in-process answer: start a watcher so the next calls are served (service.py)."""
+    if config.recall.service and config.recall.autostart_minutes > 0:
+        sys.stdout.flush()
+        from vault_tools.service import start_in_background
+
+        start_in_background(config)
 
 
 def cmd_index(args: argparse.Namespace, out: Output) -> int:
@@ -234,8 +245,13 @@ def cmd_watch(args: argparse.Namespace, out: Output) -> int:
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stderr)
     check_positive("--reconcile-seconds", args.reconcile_seconds)
+    if args.idle_exit and not args.serve:
+        raise UsageError("--idle-exit counts recall requests, so it cannot go with --no-serve")
     options = WatchOptions(
-        reconcile_seconds=args.reconcile_seconds, debounce_ms=max(0, args.debounce_ms), serve=args.serve
+        reconcile_seconds=args.reconcile_seconds,
+        debounce_ms=max(0, args.debounce_ms),
+        serve=args.serve,
+        idle_exit_seconds=max(0.0, args.idle_exit),
     )
     state = run_watch(config_for(args, out), options=options)
     out.result(state, "stopped")
@@ -399,6 +415,13 @@ def build_parser() -> argparse.ArgumentParser:
         dest="serve",
         action="store_false",
         help="do not answer recall/context from a warm searcher on .vault-tools/recall.sock",
+    )
+    watch.add_argument(
+        "--idle-exit",
+        type=float,
+        default=0.0,
+        metavar="N",
+        help="exit after N s without a recall request (how recall starts one; 0: never)",
     )
     mcp = add("mcp", "serve memory to an agent over MCP (stdio): search, get, note, context", cmd_mcp)
     mcp.add_argument(

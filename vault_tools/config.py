@@ -65,6 +65,7 @@ class RecallConfig:
     half_life_days: float = 30.0
     chat: str = "direct"
     service: bool = True  # ask a running watcher first (vault_tools.service)
+    autostart_minutes: float = 30.0  # no watcher: recall starts one that exits after this idle; 0: never
 
 
 @dataclass(frozen=True)
@@ -79,6 +80,19 @@ class Config:
     @property
     def state_dir(self) -> Path:
         return self.vault / STATE_DIR
+
+    def make_state_dir(self, *parts: str) -> Path:
+        """``state_dir`` (and ``parts`` under it), made when missing; never the vault itself.
+
+        A vault deleted under a running watcher must stay deleted, so this raises
+        FileNotFoundError rather than re-create it.
+        """
+        path = self.state_dir
+        path.mkdir(exist_ok=True)
+        for part in parts:
+            path = path / part
+            path.mkdir(exist_ok=True)
+        return path
 
     @property
     def tzinfo(self) -> dt.tzinfo | None:
@@ -175,6 +189,10 @@ def section(kind: type[Any], raw: object, warnings: list[str], name: str) -> Any
     return kind(**values)
 
 
+def _is_off(value: str | None) -> bool:
+    return (value or "").strip().lower() in ("0", "off", "no", "false")
+
+
 def apply_env(config: Config, env: Mapping[str, str], warnings: list[str]) -> Config:
     llm = config.llm
     if env.get("OPENAI_API_KEY"):
@@ -187,8 +205,10 @@ def apply_env(config: Config, env: Mapping[str, str], warnings: list[str]) -> Co
     recall = config.recall
     if env.get("VAULT_TOOLS_CHAT"):
         recall = replace(recall, chat=env["VAULT_TOOLS_CHAT"])
-    if env.get("VAULT_TOOLS_SERVICE", "").strip().lower() in ("0", "off", "no", "false"):
+    if _is_off(env.get("VAULT_TOOLS_SERVICE")):
         recall = replace(recall, service=False)
+    if _is_off(env.get("VAULT_TOOLS_AUTOSTART")):
+        recall = replace(recall, autostart_minutes=0.0)
     result = replace(config, llm=llm, timezone=timezone, recall=recall)
     if timezone and result.tzinfo is None:
         warnings.append(

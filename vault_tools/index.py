@@ -1267,8 +1267,7 @@ class Index:
         should_stop: Callable[[], bool] | None,
         quarantine: str | None,
     ) -> None:
-        state = self.config.state_dir
-        state.mkdir(parents=True, exist_ok=True)
+        state = self.config.make_state_dir()
         self._cleanup_leftovers()
         tmp = state / f"{INDEX_DIR}.tmp-{os.getpid()}"
         file_warnings: list[notes.Warning_] = []

@@ -26,6 +26,8 @@ if TYPE_CHECKING:
     from filelock import FileLock
 
 LOCKS_DIR = "locks"
+#: Held by a watcher for its whole life: one watcher per vault.
+WATCH_LOCK = "watch"
 
 
 def lock_path(config: Config, name: str) -> Path:
@@ -58,7 +60,7 @@ def hold(config: Config, name: str, *, timeout: float, what: str) -> Iterator[No
     from filelock import FileLock, Timeout  # imported here: a search that writes nothing never needs it
 
     path = lock_path(config, name)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    config.make_state_dir(LOCKS_DIR)
     lock = FileLock(str(path), timeout=timeout)
     try:
         lock.acquire(timeout=timeout, poll_interval=0.02)
@@ -93,7 +95,7 @@ def try_hold(config: Config, name: str, *, what: str) -> FileLock | None:
     from filelock import FileLock, Timeout
 
     path = lock_path(config, name)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    config.make_state_dir(LOCKS_DIR)
     lock = FileLock(str(path), timeout=0)
     try:
         lock.acquire(timeout=0)

@@ -21,7 +21,8 @@ Who can connect. The socket is made 0600 (under a 0177 umask, so it is never bri
 others): only the vault's owner, who can read the Markdown files anyway. A socket path too long
 for ``AF_UNIX`` moves to a private folder under the system's temp folder.
 
-The client half imports only ``json``, ``os`` and ``socket`` (and the config), so a served call stays fast.
+The client half imports only ``json``, ``os``, ``socket`` and ``time`` (and the config), so a served
+call stays fast.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ import contextlib
 import json
 import os
 import socket
+import time
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -51,8 +53,12 @@ MAX_REQUEST_BYTES = 1 << 20
 CONNECT_TIMEOUT = 0.5
 #: A served search that takes longer than this is abandoned and run in-process instead.
 ANSWER_TIMEOUT = 30.0
+#: In the state folder: when recall last started a watcher, and what that watcher printed.
+AUTOSTART_MARKER = "autostart"
+AUTOSTART_LOG = "watch.log"
+AUTOSTART_RETRY_SECONDS = 30.0
 
-__all__ = ["RecallService", "ask", "settings_key", "socket_path"]
+__all__ = ["RecallService", "ask", "settings_key", "socket_path", "start_in_background"]
 
 
 def socket_path(config: Config) -> Path:
@@ -70,7 +76,7 @@ def socket_path(config: Config) -> Path:
 def settings_key(config: Config) -> dict[str, Any]:
     """What an answer depends on besides the request: the server must have the same."""
     recall = asdict(config.recall)
-    for resolved_by_client in ("chat", "limit", "max_tokens", "service"):
+    for resolved_by_client in ("chat", "limit", "max_tokens", "service", "autostart_minutes"):
         recall.pop(resolved_by_client)
     return {"vault": str(config.vault), "timezone": config.timezone, "recall": recall}
 
@@ -129,6 +135,68 @@ def _error_from(error: Any) -> errors.VaultError:
 
 
 # ---------------------------------------------------------------------------------------------
+# Starting one
+
+
+def start_in_background(config: Config) -> int | None:
+    """Start a watcher that serves the next calls and exits when idle; its pid, or None.
+
+    What ``recall`` and ``context`` do after answering in-process with nobody serving, as Watchman
+    and ``ssh``'s ControlPersist do: the first call pays the full price and starts the server,
+    the following ones are served. The watcher exits after ``[recall] autostart_minutes``
+    without a request (or when its vault is gone), and an explicit ``vault-tools watch`` takes
+    over from it. Nothing is started when that setting is 0 (``$VAULT_TOOLS_AUTOSTART=off``),
+    the service is off, a watcher already holds the watch lock (another version, another
+    configuration, ``--no-serve``: it is not ours to replace), or a start was tried in the last
+    :data:`AUTOSTART_RETRY_SECONDS` (it is still warming up, or it cannot start: see its log).
+    """
+    minutes = config.recall.autostart_minutes
+    if not config.recall.service or minutes <= 0 or not hasattr(socket, "AF_UNIX"):
+        return None
+    marker = config.state_dir / AUTOSTART_MARKER
+    with contextlib.suppress(OSError):
+        if abs(time.time() - marker.stat().st_mtime) < AUTOSTART_RETRY_SECONDS:
+            return None
+    from vault_tools import locks
+
+    try:
+        held = locks.try_hold(config, locks.WATCH_LOCK, what="checking for a watcher")
+    except OSError:  # a read-only vault: a watcher could not write its index either
+        return None
+    if held is None:
+        return None
+    held.release()
+    try:
+        marker.write_text(f"{time.time()}\n", encoding="utf-8")
+        return _spawn_watcher(config, idle_seconds=minutes * 60)
+    except OSError:
+        return None
+
+
+def _spawn_watcher(config: Config, *, idle_seconds: float) -> int:
+    import subprocess
+    import sys
+    import threading
+
+    command = [sys.executable, "-m", "vault_tools", "watch", "--vault", os.fspath(config.vault)]
+    command += ["--idle-exit", f"{idle_seconds:g}"]
+    with open(config.state_dir / AUTOSTART_LOG, "wb") as log:
+        # Its own session and no inherited descriptors: a caller reading our stdout to EOF
+        # must not wait for the watcher, and the caller's Ctrl-C or hang-up must not reach it.
+        process = subprocess.Popen(
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            cwd=os.sep,
+            start_new_session=True,
+        )
+    # Reaped by a daemon thread, so a long-lived caller leaves no zombie (a CLI exits first).
+    threading.Thread(target=process.wait, name="vault-tools-reap-watcher", daemon=True).start()
+    return process.pid
+
+
+# ---------------------------------------------------------------------------------------------
 # Server
 
 
@@ -149,6 +217,12 @@ class RecallService:
         self._thread: threading.Thread | None = None
         self._recaller: Recaller | None = None
         self._stopping = threading.Event()
+        self._last_request = time.monotonic()
+        self.requests = 0
+
+    def idle_for(self) -> float:
+        """Seconds since the last request reached the socket (or since the service was made)."""
+        return time.monotonic() - self._last_request
 
     def start(self) -> bool:
         import logging
@@ -232,6 +306,8 @@ class RecallService:
 
     def reply(self, line: bytes) -> dict[str, Any]:
         """The reply to one request line: ``{"answer": ...}``, ``{"error": ...}`` or ``{}`` (decline)."""
+        self._last_request = time.monotonic()
+        self.requests += 1
         try:
             request = json.loads(line)
         except ValueError:

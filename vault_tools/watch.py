@@ -51,6 +51,8 @@ from vault_tools.index import (
     is_note_dir_rel,
     is_note_rel,
     load_manifest,
+    pid_alive,
+    read_json,
     watch_state_path,
     write_json_atomic,
 )
@@ -63,7 +65,6 @@ IGNORED_DIRS = frozenset({".git", ".obsidian", ".trash", ".vault-tools"})
 #: atomic-save temp files (.tmp, Obsidian's and agents'), JetBrains (___jb_tmp___).
 IGNORED_NAMES = ("*.swp", "*.swx", "*.swo", "*~", ".#*", "#*#", "4913", "*.tmp", "*___jb_*___", ".~*")
 
-WATCH_LOCK = "watch"
 #: Segment merges wait until no event came for this long (a save never waits for a merge).
 IDLE_MAINTAIN_SECONDS = 5.0
 
@@ -76,6 +77,7 @@ class WatchOptions:
     heartbeat_seconds: float = 10.0
     lock_timeout: float = 5.0
     serve: bool = True  # answer recall/context on the socket (vault_tools.service)
+    idle_exit_seconds: float = 0.0  # > 0: exit after this long without a recall request (autostart)
 
 
 def ignored(rel: str, *, is_dir: bool) -> bool:
@@ -228,13 +230,19 @@ class WatchState:
     files_on_disk: int = 0
     files_indexed: int = 0
     entries: int = 0
+    idle_exit_seconds: float = 0.0
     stopped: float | None = None
 
     def summary(self) -> str:
         if self.stopped:
             return "stopped"
+        started_by = (
+            f", started by recall; exits after {self.idle_exit_seconds / 60:g} min without a request"
+            if self.idle_exit_seconds
+            else ""
+        )
         return (
-            f"running (pid {self.pid}): {self.files_indexed}/{self.files_on_disk} files indexed, "
+            f"running (pid {self.pid}{started_by}): {self.files_indexed}/{self.files_on_disk} files indexed, "
             f"{self.entries} entries; last event {_ago(self.last_event)}, "
             f"last reconcile {_ago(self.last_reconcile)}"
         )
@@ -243,7 +251,7 @@ class WatchState:
         self.heartbeat = time.time()
         data = {**self.__dict__, "summary": self.summary()}
         with contextlib.suppress(OSError):
-            config.state_dir.mkdir(parents=True, exist_ok=True)
+            config.make_state_dir()
             write_json_atomic(watch_state_path(config), data)
 
 
@@ -270,7 +278,9 @@ class Watcher:
             config.vault, debounce=options.debounce_ms / 1000, max_latency=options.max_latency_ms / 1000
         )
         self.state = WatchState(
-            heartbeat_seconds=options.heartbeat_seconds, reconcile_seconds=options.reconcile_seconds
+            heartbeat_seconds=options.heartbeat_seconds,
+            reconcile_seconds=options.reconcile_seconds,
+            idle_exit_seconds=options.idle_exit_seconds,
         )
         self.observer: Any = None
         self.handler: Any = None
@@ -481,19 +491,24 @@ def run_watch(
     :class:`LockedError` when another watcher already runs on this vault.
     """
     options = options or WatchOptions()
+    if options.idle_exit_seconds and not options.serve:
+        raise ValueError("an idle exit counts recall requests, so it needs the recall service")
     stop = stop_event or threading.Event()
-    config.state_dir.mkdir(parents=True, exist_ok=True)
-    lock = locks.try_hold(config, WATCH_LOCK, what="watching")
+    lock = locks.try_hold(config, locks.WATCH_LOCK, what="watching")
+    if lock is None and not options.idle_exit_seconds:
+        lock = _take_over_from_autostarted(config)
     if lock is None:
         raise LockedError(
-            f"a watcher is already running on {config.vault} ({locks.describe_owner(config, WATCH_LOCK)}); "
-            "one is enough"
+            f"a watcher is already running on {config.vault} "
+            f"({locks.describe_owner(config, locks.WATCH_LOCK)}); one is enough"
         )
     watcher = Watcher(config, options, stop, on_batch)
     service = RecallService(config) if options.serve else None
     try:
         if service is not None:
             service.start()
+            if options.idle_exit_seconds:
+                _exit_when_idle(config, service, stop, options.idle_exit_seconds)
         with _stop_on_signals(stop, handle_signals):
             return watcher.run()
     finally:
@@ -503,3 +518,51 @@ def run_watch(
         watcher.state.stopped = time.time()
         watcher.state.write(config)
         lock.release()
+
+
+#: How long an explicit ``watch`` waits for an auto-started watcher it asked to stop.
+TAKE_OVER_SECONDS = 20.0
+
+
+def _take_over_from_autostarted(config: Config) -> Any:
+    """Stop the watcher ``recall`` started (SIGTERM) and take the watch lock; None if not that case.
+
+    Only a watcher whose ``watch.json`` says it exits when idle, and whose pid is the lock
+    owner's, is asked: a watcher someone started by hand, or a stale file naming a reused pid,
+    is left alone.
+    """
+    info = read_json(watch_state_path(config))
+    pid = info.get("pid")
+    if not info.get("idle_exit_seconds") or info.get("stopped") or not isinstance(pid, int):
+        return None
+    if locks.owner(config, locks.WATCH_LOCK).get("pid") != pid or not pid_alive(pid):
+        return None
+    log.info("stopping the watcher recall started (pid %d); this one takes over", pid)
+    with contextlib.suppress(OSError):
+        os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + TAKE_OVER_SECONDS
+    while time.monotonic() < deadline:
+        lock = locks.try_hold(config, locks.WATCH_LOCK, what="watching")
+        if lock is not None:
+            return lock
+        time.sleep(0.1)
+    return None
+
+
+def _exit_when_idle(config: Config, service: RecallService, stop: threading.Event, seconds: float) -> None:
+    """Set ``stop`` once no request came for ``seconds``, or the vault is gone (a thread)."""
+
+    def check() -> None:
+        while not stop.wait(min(5.0, max(0.1, seconds / 4))):
+            if service.idle_for() >= seconds:
+                log.info("no recall request for %g s; exiting", seconds)
+                stop.set()
+            elif not _still_a_vault(config.vault):
+                log.info("%s is gone (no MEMORY.md or memory/ left); exiting", config.vault)
+                stop.set()
+
+    threading.Thread(target=check, name="vault-tools-idle-exit", daemon=True).start()
+
+
+def _still_a_vault(vault: Path) -> bool:
+    return any((vault / name).exists() for name in ("MEMORY.md", "memory.md", "memory"))
