@@ -411,6 +411,31 @@ def test_recall_starts_a_watcher_only_when_nobody_serves_and_it_is_allowed(
     assert started == [3.0, 3.0]
 
 
+def test_of_several_first_calls_at_once_only_one_starts_a_watcher(
+    autostart: Config, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    started: list[float] = []
+
+    def slow_spawn(config: Config, idle_seconds: float) -> int:
+        time.sleep(0.3)  # the others arrive while this one is still starting
+        started.append(idle_seconds)
+        return 1
+
+    monkeypatch.setattr(service, "_spawn_watcher", slow_spawn)
+    barrier = threading.Barrier(6)
+
+    def first_call() -> None:
+        barrier.wait()
+        service.start_in_background(autostart)
+
+    callers = [threading.Thread(target=first_call) for _ in range(6)]
+    for caller in callers:
+        caller.start()
+    for caller in callers:
+        caller.join(30)
+    assert started == [3.0]
+
+
 def test_an_explicit_watch_takes_over_from_the_watcher_recall_started(autostart: Config) -> None:
     assert service.start_in_background(autostart) is not None
     wait_for(lambda: probe(autostart) is not None, "the watcher recall started", timeout=30)

@@ -154,23 +154,31 @@ def start_in_background(config: Config) -> int | None:
     if not config.recall.service or minutes <= 0 or not hasattr(socket, "AF_UNIX"):
         return None
     marker = config.state_dir / AUTOSTART_MARKER
-    with contextlib.suppress(OSError):
-        if abs(time.time() - marker.stat().st_mtime) < AUTOSTART_RETRY_SECONDS:
-            return None
+    if _recent(marker):
+        return None
     from vault_tools import locks
 
     try:
-        held = locks.try_hold(config, locks.WATCH_LOCK, what="checking for a watcher")
+        watching = locks.try_hold(config, locks.WATCH_LOCK, what="checking for a watcher")
+        if watching is None:
+            return None
+        try:
+            # Checked and written under the lock: of several first calls at once, one starts it.
+            if _recent(marker):
+                return None
+            marker.write_text(f"{time.time()}\n", encoding="utf-8")
+        finally:
+            watching.release()
+        return _spawn_watcher(config, idle_seconds=minutes * 60)
     except OSError:  # a read-only vault: a watcher could not write its index either
         return None
-    if held is None:
-        return None
-    held.release()
+
+
+def _recent(marker: Path) -> bool:
     try:
-        marker.write_text(f"{time.time()}\n", encoding="utf-8")
-        return _spawn_watcher(config, idle_seconds=minutes * 60)
+        return abs(time.time() - marker.stat().st_mtime) < AUTOSTART_RETRY_SECONDS
     except OSError:
-        return None
+        return False
 
 
 def _spawn_watcher(config: Config, *, idle_seconds: float) -> int:
