@@ -149,3 +149,37 @@ def test_cli_context_text(config: Config, capsys: pytest.CaptureFixture[str]) ->
     out = capsys.readouterr().out
     assert code == 0 and out.startswith("# Memory context (direct chat)")
     assert count_tokens(out) <= 300 + 2
+
+
+def test_memory_md_and_openclaws_memory_md_are_both_read_and_a_linked_pair_once(config: Config) -> None:
+    vault = config.vault
+    (vault / "memory.md").write_text(
+        "# Memory\n\n- 2026-02-20: 我喜欢靠窗的座位 [importance:: 0.8]\n", encoding="utf-8"
+    )
+    memory = items(build_context(config, chat="direct", as_of=TODAY), "memory")
+    assert "我喜欢靠窗的座位" in memory and "Chose Qdrant for semantic search" in memory
+    paths = {i.path for s in build_context(config, chat="direct", as_of=TODAY).sections for i in s.items}
+    assert {"MEMORY.md", "memory.md"} <= paths
+    assert items(build_context(config, chat="group", as_of=TODAY), "memory") == []
+    (vault / "memory.md").unlink()
+    (vault / "memory.md").symlink_to(vault / "MEMORY.md")  # one file under two names
+    memory = items(build_context(config, chat="direct", as_of=TODAY), "memory")
+    assert memory.count("Chose Qdrant for semantic search") == 1
+
+
+def test_notes_linked_from_outside_the_vault_are_left_out_with_a_warning(
+    config: Config, tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.md").write_text("- 2026-03-01: 银行卡密码是 4321\n", encoding="utf-8")
+    (outside / "day.md").write_text("- 07:00 outside day note\n", encoding="utf-8")
+    (config.vault / "MEMORY.md").unlink()
+    (config.vault / "MEMORY.md").symlink_to(outside / "secret.md")
+    (config.vault / "memory" / "2026-03-02-linked.md").symlink_to(outside / "day.md")
+    result = build_context(config, chat="direct", as_of=TODAY)
+    text = result.render()
+    assert "4321" not in text and "outside day note" not in text
+    assert "Decided: release 1.0" in text  # the real notes still load
+    assert any("MEMORY.md" in w and "outside the vault" in w for w in result.warnings)
+    assert any("2026-03-02-linked.md" in w and "outside the vault" in w for w in result.warnings)

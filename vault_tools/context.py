@@ -192,17 +192,21 @@ def _read(path: Path, vault: Path, warnings: list[str]) -> notes.Note | None:
     return note
 
 
-def daily_paths(vault: Path, day: dt.date) -> list[Path]:
-    """The daily notes of ``day``: ``memory/YYYY-MM-DD.md`` and ``YYYY-MM-DD-<suffix>.md`` anywhere in memory/."""
+def daily_paths(vault: Path, day: dt.date, warnings: list[notes.Warning_] | None = None) -> list[Path]:
+    """The daily notes of ``day``: ``memory/YYYY-MM-DD.md`` and ``YYYY-MM-DD-<suffix>.md`` anywhere in memory/.
+
+    A symlink out of the vault is skipped with a warning, as the index skips it.
+    """
     folder = vault / "memory"
     if not folder.is_dir():
         return []
+    root = vault.resolve()
     found = []
     for path in sorted(folder.rglob(f"{day.isoformat()}*.md")):
         rel = notes.relative_posix(path, vault)
         if any(part in notes.IGNORED_DIRS or part.startswith(".") for part in rel.split("/")[1:-1]):
             continue
-        if notes.classify(rel) == ("daily", day):
+        if notes.classify(rel) == ("daily", day) and notes.inside_vault(path, root, warnings):
             found.append(path)
     return found
 
@@ -225,18 +229,19 @@ def _candidates(config: Config, chat: Chat, as_of: dt.date, warnings: list[str])
 
     vault = config.vault
     sections: list[ContextSection] = []
-    memory_path = next((vault / n for n in notes.MEMORY_FILE_NAMES if (vault / n).is_file()), None)
     memory = ContextSection("memory", "Long-term memory", None, None)
-    if memory_path is not None:
-        memory.path = notes.relative_posix(memory_path, vault)
-        note = _read(memory_path, vault, warnings)
-        entries = [
+    file_warnings: list[notes.Warning_] = []  # symlinks out of the vault
+    entries: list[notes.Entry] = []
+    for path in notes.memory_file_paths(vault, file_warnings):  # MEMORY.md, then memory.md
+        memory.path = memory.path or notes.relative_posix(path, vault)
+        note = _read(path, vault, warnings)
+        entries += [
             e
             for e in (note.entries if note else [])
             if entry_visible(e, chat) and not _expired(e, as_of) and e.text.strip()
         ]
-        ranked = sorted(entries, key=lambda e: (-entry_weight(e), -(e.date or dt.date.min).toordinal()))
-        memory.items = [_item(e, entry_weight(e)) for e in ranked]
+    ranked = sorted(entries, key=lambda e: (-entry_weight(e), -(e.date or dt.date.min).toordinal()))
+    memory.items = [_item(e, entry_weight(e)) for e in ranked]
     sections.append(memory)
     for key, title, day in (
         ("today", "Today", as_of),
@@ -244,7 +249,7 @@ def _candidates(config: Config, chat: Chat, as_of: dt.date, warnings: list[str])
     ):
         section = ContextSection(key, f"{title}, {day.isoformat()}", None, day.isoformat())
         entries = []
-        for path in daily_paths(vault, day):
+        for path in daily_paths(vault, day, file_warnings):
             section.path = section.path or notes.relative_posix(path, vault)
             note = _read(path, vault, warnings)
             entries += [e for e in (note.entries if note else []) if entry_visible(e, chat)]
@@ -253,6 +258,7 @@ def _candidates(config: Config, chat: Chat, as_of: dt.date, warnings: list[str])
         weighted.sort(key=lambda pair: (-pair[0], pair[1].time or dt.time(0, 0), pair[1].start_line))
         section.items = [_item(e, w) for w, e in weighted]
         sections.append(section)
+    warnings.extend(str(w) for w in file_warnings)
     return sections
 
 

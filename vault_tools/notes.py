@@ -437,17 +437,7 @@ def iter_note_paths(vault: Path, warnings: list[Warning_] | None = None) -> Iter
     (AGENTS.md, SOUL.md, ...) and anything else at the top level are left alone.
     """
     root = vault.resolve()
-    memory_files: list[Path] = []
-    for name in MEMORY_FILE_NAMES:
-        candidate = vault / name
-        if (
-            candidate.is_file()
-            and inside_vault(candidate, root, warnings)
-            # One file under two names (a case-insensitive filesystem, a symlink, a hard link) is read once.
-            and not any(os.path.samefile(candidate, seen) for seen in memory_files)
-        ):
-            memory_files.append(candidate)
-            yield candidate
+    yield from memory_file_paths(vault, warnings)
     memory_dir = vault / "memory"
     if not memory_dir.is_dir():
         return
@@ -458,6 +448,25 @@ def iter_note_paths(vault: Path, warnings: list[Warning_] | None = None) -> Iter
                 candidate = Path(dirpath) / name
                 if candidate.is_file() and inside_vault(candidate, root, warnings):
                     yield candidate
+
+
+def memory_file_paths(vault: Path, warnings: list[Warning_] | None = None) -> list[Path]:
+    """The vault's curated memory: MEMORY.md and OpenClaw's memory.md, each distinct file once.
+
+    One file under two names (a case-insensitive filesystem, a symlink, a hard link) is listed
+    once; a symlink out of the vault is skipped with a warning.
+    """
+    root = vault.resolve()
+    found: list[Path] = []
+    for name in MEMORY_FILE_NAMES:
+        candidate = vault / name
+        if (
+            candidate.is_file()
+            and inside_vault(candidate, root, warnings)
+            and not any(os.path.samefile(candidate, seen) for seen in found)
+        ):
+            found.append(candidate)
+    return found
 
 
 def inside_vault(path: Path, root: Path, warnings: list[Warning_] | None) -> bool:
