@@ -376,7 +376,7 @@ def test_an_unserved_recall_starts_a_watcher_that_serves_the_next_calls_then_exi
     assert background_watchers(autostart.vault) == [pid], "a served call started another watcher"
     info = json.loads((autostart.state_dir / "watch.json").read_text(encoding="utf-8"))
     assert info["pid"] == pid and info["idle_exit_seconds"] == 3
-    assert "started by recall" in info["summary"]
+    assert "exits after 0.05 min without a recall request" in info["summary"]
     log = (autostart.state_dir / service.AUTOSTART_LOG).read_text(encoding="utf-8")
     assert "Traceback" not in log
     wait_for(lambda: not background_watchers(autostart.vault), "the idle watcher to exit", timeout=30)

@@ -423,20 +423,14 @@ def scan_notes(vault: Path, warnings: list[notes.Warning_] | None = None) -> dic
     return {rel: Path(path) for rel, (path, _st) in scan_note_stats(vault, warnings).items()}
 
 
-def _scan_memory_files(vault: Path, inside: Callable[[Path], bool]) -> Scan:
-    """MEMORY.md / memory.md; one file under two names (case-insensitive disk, a link) once."""
+def _scan_memory_files(vault: Path, warnings: list[notes.Warning_] | None) -> Scan:
+    """MEMORY.md / memory.md (:func:`notes.memory_file_paths`), with their stats."""
     found: Scan = {}
-    for name in notes.MEMORY_FILE_NAMES:
-        path = vault / name
+    for path in notes.memory_file_paths(vault, warnings):
         try:
-            st = path.stat()
+            found[path.name] = (str(path), path.stat())
         except OSError:
             continue
-        if not stat_module.S_ISREG(st.st_mode) or (path.is_symlink() and not inside(path)):
-            continue
-        if any((st.st_dev, st.st_ino) == (seen.st_dev, seen.st_ino) for _p, seen in found.values()):
-            continue
-        found[name] = (str(path), st)
     return found
 
 
@@ -454,7 +448,7 @@ def scan_note_stats(vault: Path, warnings: list[notes.Warning_] | None = None) -
         root = root or vault.resolve()
         return notes.inside_vault(path, root, warnings)
 
-    found = _scan_memory_files(vault, inside)
+    found = _scan_memory_files(vault, warnings)
     memory = vault / "memory"
     linked = memory.is_symlink()
     stack = [("memory", memory)]

@@ -6,7 +6,8 @@ watcher already keeps the index current, so it also keeps a warm searcher and an
 ``.vault-tools/recall.sock``. The CLI tries the socket first: Python's start-up, a connect and a
 warm search. With no watcher, a stale socket, another version or another recall
 configuration, :func:`ask` returns None and the CLI does the same work in-process: the answer
-is the same, only slower.
+is the same, only slower. With nobody serving at all, the CLI then starts a watcher that exits
+when idle (:func:`start_in_background`), so the calls after it are served.
 
 Protocol. One request per connection, one JSON line each way. The request carries everything
 the answer depends on, resolved by the client (its ``--chat`` or ``$VAULT_TOOLS_CHAT``, its
@@ -226,7 +227,6 @@ class RecallService:
         self._recaller: Recaller | None = None
         self._stopping = threading.Event()
         self._last_request = time.monotonic()
-        self.requests = 0
 
     def idle_for(self) -> float:
         """Seconds since the last request reached the socket (or since the service was made)."""
@@ -315,7 +315,6 @@ class RecallService:
     def reply(self, line: bytes) -> dict[str, Any]:
         """The reply to one request line: ``{"answer": ...}``, ``{"error": ...}`` or ``{}`` (decline)."""
         self._last_request = time.monotonic()
-        self.requests += 1
         try:
             request = json.loads(line)
         except ValueError:

@@ -237,7 +237,7 @@ class WatchState:
         if self.stopped:
             return "stopped"
         started_by = (
-            f", started by recall; exits after {self.idle_exit_seconds / 60:g} min without a request"
+            f", exits after {self.idle_exit_seconds / 60:g} min without a recall request"
             if self.idle_exit_seconds
             else ""
         )
