@@ -14,6 +14,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers import wait_for, write
@@ -203,6 +204,47 @@ def test_a_saved_entry_is_served_once_the_watcher_indexed_it(served: Config) -> 
         return answer is not None and any("量子纠缠" in h["text"] for h in answer["result"]["results"])
 
     wait_for(served_hit, "the new entry in a served recall")
+
+
+def test_an_edit_saved_just_before_a_served_recall_is_found(
+    vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The service waits for the batch holding an edit the watcher saw; a slow batch is flagged."""
+    from vault_tools import watch
+
+    watchers: list[watch.Watcher] = []
+
+    class Recorded(watch.Watcher):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            watchers.append(self)
+
+    monkeypatch.setattr(watch, "Watcher", Recorded)
+    config = load_config(vault)
+    slow = replace(FAST, debounce_ms=1500, max_latency_ms=3000)  # the batch is still waiting when asked
+    stop = threading.Event()
+    thread = threading.Thread(target=run_watch, args=(config,), kwargs={"stop_event": stop, "options": slow})
+    thread.start()
+    try:
+        wait_for(lambda: probe(config) is not None, "the recall service")
+        [watcher] = watchers
+        seen = watcher.batcher.events
+        with (vault / "memory" / "2026-03-11.md").open("a", encoding="utf-8") as handle:
+            handle.write("- 21:00 Booked the 量子纠缠 lecture for Friday\n")
+        wait_for(lambda: watcher.batcher.events > seen, "the watcher to see the edit")
+        answer = service.ask(config, "recall", recall_params("量子纠缠"))
+        assert answer is not None
+        assert [h["text"] for h in answer["result"]["results"]] == ["Booked the 量子纠缠 lecture for Friday"]
+        assert answer["result"]["stale"] is False
+    finally:
+        stop.set()
+        thread.join(15)
+    never = service.RecallService(config, settle=lambda timeout: False)
+    try:
+        result = never.recall(recall_params("量子纠缠"))["result"]
+    finally:
+        never.stop()
+    assert result["stale"] is True and any("still indexing" in w for w in result["warnings"])
 
 
 def recall_params(query: str, **overrides: object) -> dict[str, object]:

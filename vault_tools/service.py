@@ -43,6 +43,7 @@ from vault_tools.config import Config
 if TYPE_CHECKING:
     import socketserver
     import threading
+    from collections.abc import Callable
 
     from vault_tools.recall import Recaller
 
@@ -54,6 +55,8 @@ MAX_REQUEST_BYTES = 1 << 20
 CONNECT_TIMEOUT = 0.5
 #: A served search that takes longer than this is abandoned and run in-process instead.
 ANSWER_TIMEOUT = 30.0
+#: How long a served recall waits for the watcher to index the edits it has seen.
+SETTLE_TIMEOUT = 5.0
 #: In the state folder: when recall last started a watcher, and what that watcher printed.
 AUTOSTART_MARKER = "autostart"
 AUTOSTART_LOG = "watch.log"
@@ -216,10 +219,11 @@ class RecallService:
     made: the watcher works on without it); ``stop()`` shuts down and removes the socket.
     """
 
-    def __init__(self, config: Config) -> None:
+    def __init__(self, config: Config, settle: Callable[[float], bool] | None = None) -> None:
         import threading
 
         self.config = config
+        self._settle = settle  # the watcher's wait_indexed: wait for edits it saw to be indexed
         self.path = socket_path(config)
         self._key = settings_key(config)
         self._server: socketserver.UnixStreamServer | None = None
@@ -350,7 +354,13 @@ class RecallService:
 
         style = params.pop("render", {})
         as_of = params.pop("as_of", None)
+        settled = self._settle is None or self._settle(SETTLE_TIMEOUT)
         result = self.recaller().recall(**params, as_of=dt.date.fromisoformat(as_of) if as_of else None)
+        if not settled:
+            result.stale = True
+            result.warnings.append(
+                f"results may be stale: the watcher is still indexing edits saved in the last {SETTLE_TIMEOUT:g} s"
+            )
         text = result.render(color=bool(style.get("color")), explain=bool(params.get("explain")))
         return {"result": result.to_dict(), "text": text, "warnings": list(result.warnings)}
 

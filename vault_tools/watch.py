@@ -106,6 +106,7 @@ class ChangeBatcher:
         self._cond = threading.Condition()
         self.last_event: float | None = None  # wall-clock time of the last kept event
         self.events = 0
+        self.taken_through = 0  # the events the last batch taken covers
 
     def add(self, path: str | os.PathLike[str], *, is_dir: bool = False) -> bool:
         """Note a path an event touched. False when it is ignored."""
@@ -159,6 +160,7 @@ class ChangeBatcher:
                     if now >= ready_at:
                         batch, self._paths = self._paths, set()
                         self._first = self._last = None
+                        self.taken_through = self.events
                         return batch
                     wake = min(ready_at, deadline)
                 else:
@@ -286,6 +288,18 @@ class Watcher:
         self.handler: Any = None
         self.memory_watch: Any = None
         self.memory_inode: int | None = None
+        self._indexed = threading.Condition()
+        self._indexed_through = 0  # the events whose changes the index holds
+
+    def wait_indexed(self, timeout: float) -> bool:
+        """Wait until every change observed so far is indexed; False when ``timeout`` s pass first.
+
+        What the recall service asks before a search, so an edit saved just before the question
+        is found (at 100k entries indexing a batch takes a few hundred ms).
+        """
+        target = self.batcher.events
+        with self._indexed:
+            return self._indexed.wait_for(lambda: self._indexed_through >= target, timeout)
 
     # -- observer -----------------------------------------------------------------------------
 
@@ -362,7 +376,7 @@ class Watcher:
             if self.stop.is_set():
                 break
             if batch:
-                self.apply(batch)
+                self.apply(batch, self.batcher.taken_through)
             self.watch_memory()
             if self.observer is None or not self.observer.is_alive():
                 log.warning("the file observer stopped; restarting it and reconciling")
@@ -379,7 +393,8 @@ class Watcher:
                 next_heartbeat = time.monotonic() + self.options.heartbeat_seconds
         return self.state
 
-    def apply(self, batch: set[Path]) -> None:
+    def apply(self, batch: set[Path], through: int) -> None:
+        """Index ``batch``, which holds the changes of the first ``through`` events."""
         started = time.monotonic()
         try:
             report = apply_changes(self.index, batch, should_stop=self.stop.is_set)
@@ -392,6 +407,9 @@ class Watcher:
             return
         if report.interrupted:
             return
+        with self._indexed:
+            self._indexed_through = max(self._indexed_through, through)
+            self._indexed.notify_all()
         self.state.batches += 1
         self.state.last_batch = time.time()
         self.state.last_batch_files = len(batch)
@@ -503,7 +521,7 @@ def run_watch(
             f"({locks.describe_owner(config, locks.WATCH_LOCK)}); one is enough"
         )
     watcher = Watcher(config, options, stop, on_batch)
-    service = RecallService(config) if options.serve else None
+    service = RecallService(config, settle=watcher.wait_indexed) if options.serve else None
     try:
         if service is not None:
             service.start()
