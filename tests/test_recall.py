@@ -575,3 +575,22 @@ def test_stale_when_another_writer_holds_the_index(tmp_path: Path) -> None:
     assert result.stale is True
     assert any("stale" in w for w in result.warnings)
     assert result.to_dict()["stale"] is True
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["咖啡", "coffee", "what did we decide last week?", "#health", "上周", "tag:work deploy", "2026-03"],
+)
+def test_a_fresh_vault_with_no_entries_answers_every_query_with_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], query: str
+) -> None:
+    """Whoosh's idf is log(0) in an empty index: the first recall after `init` once crashed."""
+    from vault_tools.vault import init_vault
+
+    vault = tmp_path / "fresh"
+    init_vault(vault)
+    for chat in ("direct", "group"):
+        result = recall(load_config(vault, env={}), query, chat=chat)
+        assert result.results == [] and not result.stale
+    assert cli.main(["recall", query, "--vault", str(vault), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["results"] == []

@@ -1026,7 +1026,10 @@ class Recaller:
             else:
                 found = self._score_with_matchers(keywords, filters, wide, pool, limit)
             candidates = [_Candidate(dict(searcher.stored_fields(d)), score) for d, score in found.items()]
-            weights = {t: max(float(searcher.idf(ix.F_TEXT, t)), 0.01) for t in parsed.terms}
+            # Only with candidates: Whoosh's idf takes log(0) in an empty index (a fresh `init`).
+            weights = (
+                {t: max(float(searcher.idf(ix.F_TEXT, t)), 0.01) for t in parsed.terms} if candidates else {}
+            )
             for candidate in candidates:
                 candidate.matched = matched_share(candidate.fields, weights)
         half_life = max(self.config.recall.half_life_days, 0.01)
