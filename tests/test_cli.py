@@ -202,3 +202,33 @@ def test_readme_test_command_is_what_ci_runs() -> None:
     command = next(line for line in ci.splitlines() if line.startswith("python3 -m venv"))
     assert command in readme
     assert os.access(ROOT / ".ci" / "run", os.X_OK)
+
+
+@pytest.mark.parametrize("command", ["recall", "context"])
+def test_one_shot_commands_pause_the_cycle_collector_and_restore_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, command: str
+) -> None:
+    import gc
+
+    from vault_tools import context, recall
+
+    vault = tmp_path / "v"
+    assert run(capsys, "init", str(vault))[0] == 0
+    seen: list[bool] = []
+    real = recall.recall if command == "recall" else context.build_context
+
+    def spy(*args: object, **kwargs: object) -> object:
+        seen.append(gc.isenabled())
+        return real(*args, **kwargs)  # type: ignore[operator]
+
+    monkeypatch.setattr(recall if command == "recall" else context, real.__name__, spy)
+    argv = [command, "咖啡"] if command == "recall" else [command]
+    assert run(capsys, *argv, "--vault", str(vault))[0] == 0
+    assert seen == [False], "the command ran with the collector on"
+    assert gc.isenabled(), "the collector was not restored"
+    gc.disable()
+    try:
+        assert run(capsys, *argv, "--vault", str(vault))[0] == 0
+        assert not gc.isenabled(), "a caller's paused collector was switched on"
+    finally:
+        gc.enable()
