@@ -130,6 +130,9 @@ def config(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Config]:
     removed = vault / "memory" / f"{days[3]}.md"
     removed.unlink()
     index.update([*edited, removed])
+    # A segment where no entry has a date stores no day column: date filters must still work.
+    undated = "".join(f"- Atlas 部署 idea {i} without a date\n" for i in range(12))
+    index.update([write(vault / "memory" / "notes" / "ideas.md", undated)])
     index.close()
     yield config
 
@@ -145,6 +148,7 @@ def test_the_fixture_has_several_segments_with_deletions(session: Recaller) -> N
     readers = [reader for reader, _offset in session._searcher.reader().leaf_readers()]
     assert len(readers) >= 2
     assert any(reader.has_deletions() for reader in readers)
+    assert any(not reader.has_column(ix.F_DAY) for reader in readers), "no segment without a day column"
     assert session._block_scorer() is not None
 
 

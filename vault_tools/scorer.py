@@ -346,6 +346,9 @@ def _column_values(reader: Any, fieldname: str) -> array.array[int]:
     """A fixed-width numeric column of a segment as the stored (sortable) integers."""
     doccount = int(reader.doc_count_all())
     column = reader.column_reader(fieldname, translate=False)
+    if not hasattr(column, "_typecode"):  # a segment where no document has the field stores no column
+        typecode = reader.schema[fieldname].column_type._typecode
+        return array.array(typecode, [int(column._default)] * doccount)
     raw = array.array(column._typecode)
     raw.frombytes(bytes(column._dbfile.get(column._basepos, column._count * raw.itemsize)))
     if sys.byteorder == "little":  # columns are stored big-endian ("!")
