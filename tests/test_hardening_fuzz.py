@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import random
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from vault_tools import analysis, notes, recall, timewords
+from vault_tools.errors import UsageError
 
 LONG = os.environ.get("VAULT_TOOLS_LONG") == "1"
 EXAMPLES = 2000 if LONG else 150
@@ -119,6 +121,104 @@ def test_time_words_in_noise_never_raise(prefix: str, word: str, suffix: str) ->
     timewords.extract_time_window(query, AS_OF)
     recall.parse_query(query, AS_OF)
     analysis.query_terms(query)
+
+
+WORDS = [
+    "atlas",
+    "deploy",
+    "咖啡",
+    "部署",
+    "coffee",
+    "设计模式",
+    "python",
+    "#work",
+    "#private",
+    "#shared",
+    "#技术/前端",
+]
+QUERY_WORDS = [*WORDS, "last week", "上周", "in March", "昨天", "2026-03", "what did we", "?", "👋"]
+WHEN = ["2026-03-01", "7d", "last month", "1900-01-01", "9999-01-01", "2026-06-01", "yesterday"]
+
+
+def _random_edit(rng: random.Random, vault: Path) -> Path:
+    """Write, empty or delete one note: dated, undated (memory/notes/) or MEMORY.md."""
+
+    def lines(count: int) -> str:
+        return "".join(
+            f"- {rng.randint(0, 23):02d}:{rng.randint(0, 59):02d} "
+            + " ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 5)))
+            + f" n{i}\n"
+            for i in range(count)
+        )
+
+    choice = rng.random()
+    if choice < 0.5:
+        path = vault / "memory" / f"{dt.date(2026, 1, 1) + dt.timedelta(days=rng.randint(0, 330))}.md"
+    elif choice < 0.65:
+        path = vault / "memory" / "notes" / f"n{rng.randint(0, 3)}.md"
+    elif choice < 0.75:
+        path = vault / "MEMORY.md"
+    else:
+        existing = sorted((vault / "memory").rglob("*.md"))
+        if existing:
+            path = rng.choice(existing)
+            path.unlink()
+            return path
+        path = vault / "memory" / "2026-02-02.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(lines(rng.randint(0, 6)), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("seed", range(12 if LONG else 2))
+def test_recall_keeps_its_date_limits_over_an_index_edited_into_every_segment_shape(
+    tmp_path: Path, seed: int
+) -> None:
+    """Each edit is its own segment (empty, undated only, deletions only): no error, and
+    explicit --since/--until stay hard limits.
+
+    It found that a segment without a dated entry has no day column (which broke every date
+    filter of the block scorer), and that Whoosh's NumericRange matched every dated entry for a
+    window ending before 1911 (storage.split_ranges).
+    """
+    from vault_tools.config import load_config
+    from vault_tools.index import Index
+
+    rng = random.Random(seed)
+    vault = tmp_path / "vault"
+    (vault / "memory").mkdir(parents=True)
+    (vault / "MEMORY.md").write_text("# M\n\n## Facts\n- 2026-01-02: atlas 咖啡 fact\n", encoding="utf-8")
+    config = load_config(vault, env={})
+    index = Index(config)
+    index.rebuild()
+    for _step in range(40 if LONG else 20):
+        index.update([_random_edit(rng, vault)])
+        with recall.Recaller(config, catch_up="never", index=index) as session:
+            for _query in range(10):
+                query = " ".join(rng.choice(QUERY_WORDS) for _ in range(rng.randint(0, 4)))
+                since = rng.choice([None, None, *WHEN])
+                until = rng.choice([None, None, *WHEN])
+                try:
+                    result = session.recall(
+                        query,
+                        chat=rng.choice(["direct", "group", "unknown"]),
+                        limit=rng.choice([1, 3, 10]),
+                        since=since,
+                        until=until,
+                        tags=[rng.choice(["work", "技术", "nope"])] if rng.random() < 0.2 else (),
+                        as_of=AS_OF,
+                    )
+                except UsageError:  # since after until
+                    continue
+                lo, hi = result.filters["since"], result.filters["until"]
+                for hit in result.results:
+                    assert hit.date is not None or (lo is None and hi is None), (query, since, until, hit)
+                    assert (lo is None or hit.date >= lo) and (hi is None or hit.date <= hi), (
+                        query,
+                        since,
+                        until,
+                    )
+    index.close()
 
 
 def test_report_case_counts() -> None:

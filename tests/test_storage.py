@@ -150,3 +150,32 @@ assert used is functools.cached_property
 """
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert run.returncode == 0, run.stderr
+
+
+def test_numeric_ranges_match_exactly_their_range(tmp_path: Path) -> None:
+    """Whoosh's trie split wrapped below zero: a 1900 window matched every dated entry."""
+    import random
+
+    from whoosh import fields, index
+    from whoosh.query import NumericRange
+
+    from vault_tools.storage import import_whoosh, split_ranges
+
+    import_whoosh()
+    rng = random.Random(5)
+    for _ in range(2000):
+        start = rng.randint(0, 2**16 - 1)
+        end = rng.randint(start, min(2**16 - 1, start + rng.choice([2, 60, 5000, 2**16])))
+        covered: set[int] = set()
+        for lo, hi, shift in split_ranges(16, 4, start, end):
+            covered.update(range((lo >> shift) << shift, ((hi >> shift) + 1) << shift))
+        assert covered == set(range(start, end + 1)), (start, end)
+    ix = index.create_in(str(tmp_path), fields.Schema(n=fields.NUMERIC(bits=16, signed=False, stored=True)))
+    values = [1, 4, 5, 6, 15, 16, 100, 191, 200, 4095, 4096, 46352]
+    with ix.writer() as writer:
+        for value in values:
+            writer.add_document(n=value)
+    with ix.searcher() as searcher:
+        for lo, hi in [(4, 5), (1, 1), (100, 200), (None, 16), (4096, None), (46352, 46352)]:
+            found = sorted(hit["n"] for hit in searcher.search(NumericRange("n", lo, hi), limit=None))
+            assert found == [v for v in values if (lo is None or v >= lo) and (hi is None or v <= hi)]

@@ -18,7 +18,8 @@ things in that layer cost us, and :func:`patch_whoosh` changes them (once per pr
 - A segment with no length column for a field was re-checked on disk for every posting.
 - Build workers shared one temp folder (see :func:`worker_storage`).
 
-:func:`import_whoosh` imports Whoosh without three modules it loads and never uses here.
+:func:`import_whoosh` imports Whoosh without three modules it loads and never uses here, and
+replaces its numeric range split, which made some date windows match every dated entry.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import importlib
 import io
 import sys
 import types
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +50,7 @@ def import_whoosh() -> None:
     real modules. Harmless when Whoosh is already imported.
     """
     if "whoosh.query" in sys.modules and "whoosh.reading" in sys.modules:
+        _fix_numeric_ranges()
         return
     stand_ins = {
         "urllib.request": _lazy_function_module("urllib.request", "urlretrieve"),
@@ -65,6 +68,43 @@ def import_whoosh() -> None:
         for name in added:
             if sys.modules.get(name) is stand_ins[name]:
                 del sys.modules[name]
+    _fix_numeric_ranges()
+
+
+def _fix_numeric_ranges() -> None:
+    """Make Whoosh's ``NumericRange`` match exactly its range (``split_ranges`` below)."""
+    import whoosh.util.numeric
+
+    whoosh.util.numeric.split_ranges = split_ranges  # tiered_ranges looks it up at each call
+
+
+def split_ranges(intsize: int, step: int, start: int, end: int) -> Iterator[tuple[int, int, int]]:
+    """``start..end`` as trie ranges ``(start, end, shift)``, as Lucene's ``splitRange``.
+
+    Whoosh's own masks ``end - diff`` to ``intsize + 1`` bits, so once that goes below zero
+    the next bound wraps to a huge number and the loop goes on: ``NumericRange("day", 4, 5)``
+    took in every value from 4096 up, every dated entry, and any window ending before day
+    4096 (1911-03-20) could match too much. Python integers do not wrap, so a negative bound
+    simply ends the split.
+    """
+    shift = 0
+    while True:
+        diff = 1 << (shift + step)
+        mask = ((1 << step) - 1) << shift
+        low_bits = (1 << shift) - 1
+        has_lower = (start & mask) != 0
+        has_upper = (end & mask) != mask
+        next_start = (start + diff if has_lower else start) & ~mask
+        next_end = (end - diff if has_upper else end) & ~mask
+        if shift + step >= intsize or next_start > next_end:
+            yield start, end | low_bits, shift
+            return
+        if has_lower:
+            yield start, start | mask | low_bits, shift
+        if has_upper:
+            yield end & ~mask, end | low_bits, shift
+        start, end = next_start, next_end
+        shift += step
 
 
 def _lazy_function_module(name: str, function: str) -> types.ModuleType:
