@@ -198,10 +198,11 @@ def test_recall_keeps_its_date_limits_over_an_index_edited_into_every_segment_sh
                 query = " ".join(rng.choice(QUERY_WORDS) for _ in range(rng.randint(0, 4)))
                 since = rng.choice([None, None, *WHEN])
                 until = rng.choice([None, None, *WHEN])
+                chat = rng.choice(["direct", "group", "unknown"])
                 try:
                     result = session.recall(
                         query,
-                        chat=rng.choice(["direct", "group", "unknown"]),
+                        chat=chat,
                         limit=rng.choice([1, 3, 10]),
                         since=since,
                         until=until,
@@ -212,6 +213,11 @@ def test_recall_keeps_its_date_limits_over_an_index_edited_into_every_segment_sh
                     continue
                 lo, hi = result.filters["since"], result.filters["until"]
                 for hit in result.results:
+                    assert "#private" not in hit.text, (query, hit)
+                    if (
+                        result.filters["chat"] != "direct"
+                    ):  # only #shared daily entries (no front matter here)
+                        assert hit.source != "memory" and "#shared" in hit.text, (query, hit)
                     assert hit.date is not None or (lo is None and hi is None), (query, since, until, hit)
                     assert (lo is None or hit.date >= lo) and (hi is None or hit.date <= hi), (
                         query,
