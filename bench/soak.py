@@ -24,6 +24,7 @@ import os
 import random
 import shutil
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -229,6 +230,22 @@ def quarters(samples: list[int], scale: float = 1, unit: str = "") -> list[str]:
     return [f"{value / scale:.0f}{unit}" for value in picks]
 
 
+def quarter_p50s(stats: Stats) -> list[str]:
+    """Median save-to-searchable of the edits written in each quarter: a rising row is a slowdown."""
+    found = sorted((t, stats.searchable[m] - t) for m, t in stats.written.items() if m in stats.searchable)
+    if not found:
+        return ["-"]
+    first, last = found[0][0], found[-1][0]
+    span = max(last - first, 1e-9)
+    cells = []
+    for q in range(4):
+        part = [
+            lat for t, lat in found if q / 4 <= (t - first) / span < (q + 1) / 4 or (q == 3 and t == last)
+        ]
+        cells.append(f"{statistics.median(part) * 1000:.0f} ms" if part else "-")
+    return cells
+
+
 def report(vault: Path, stats: Stats, args: argparse.Namespace) -> int:
     """Print the Markdown table; return the number of lost edits."""
     text = "".join(
@@ -262,6 +279,7 @@ def report(vault: Path, stats: Stats, args: argparse.Namespace) -> int:
         ("**lost edits: not searchable at the end**", f"**{len(not_searchable)}**"),
         ("save-to-searchable p50 / p95", f"{pct(0.5) * 1000:.0f} ms / {pct(0.95) * 1000:.0f} ms"),
         ("save-to-searchable max", f"{(latencies[-1] if latencies else float('nan')) * 1000:.0f} ms"),
+        ("save-to-searchable p50 of the edits in each quarter of the run", " / ".join(quarter_p50s(stats))),
         (
             "watcher RSS first / last / peak",
             f"{first_rss / 1024:.1f} MB / {last_rss / 1024:.1f} MB / {peak_rss / 1024:.1f} MB ({len(stats.rss)} samples)",
