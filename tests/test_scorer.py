@@ -19,7 +19,14 @@ from helpers import write
 from vault_tools import index as ix
 from vault_tools.config import Config, load_config
 from vault_tools.index import Index
-from vault_tools.recall import Recaller, filter_query, keyword_query, parse_query, resolve_window
+from vault_tools.recall import (
+    Recaller,
+    filter_query,
+    keyword_parts,
+    keyword_query,
+    parse_query,
+    resolve_window,
+)
 from vault_tools.scorer import BlockScorer, Clause, DocFilter
 
 AS_OF = dt.date(2026, 3, 31)
@@ -162,10 +169,11 @@ def test_blocks_and_matchers_find_the_same_hits(session: Recaller, query: str, c
     window = resolve_window(None, None, parsed.window, session.tuning)
     filters = filter_query(chat, window.since, window.until, parsed.tags)  # type: ignore[arg-type]
     wide = filter_query(chat, None, None, parsed.tags) if window.wide else None  # type: ignore[arg-type]
-    keywords = keyword_query(parsed, session.tuning, searcher)
+    parts = keyword_parts(parsed, session.tuning, searcher)
+    keywords = keyword_query(parts)
     assert keywords is not None
     for pool in (1, 5, 30, 400):
-        blocks = session._score_in_blocks(scorer, parsed, filters, wide, pool, pool)
+        blocks = session._score_in_blocks(scorer, parts, filters, wide, pool, pool)
         matchers = session._score_with_matchers(keywords, filters, wide, pool, pool)
         assert list(blocks) == list(matchers), f"{query!r} in a {chat} chat, pool {pool}"
         for docnum, score in blocks.items():

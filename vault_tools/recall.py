@@ -334,7 +334,11 @@ def privacy_parts(chat: Chat, include_private: bool = False) -> tuple[Any, Any]:
     return (query, None) if chosen is allowed else (None, query)
 
 
-def keyword_parts(parsed: ParsedQuery, tuning: Tuning, searcher: Any = None) -> list[tuple[str, str, float]]:
+#: One OR branch of a query's keywords: (field, term, boost).
+KeywordPart = tuple[str, str, float]
+
+
+def keyword_parts(parsed: ParsedQuery, tuning: Tuning, searcher: Any = None) -> list[KeywordPart]:
     """(field, term, boost) of each OR branch of the query's keywords; empty when it only browses.
 
     The terms go over text, section and tags. With a ``searcher``, a term is matched against
@@ -351,7 +355,7 @@ def keyword_parts(parsed: ParsedQuery, tuning: Tuning, searcher: Any = None) -> 
     def useful(field: str, term: str) -> bool:
         return searcher is None or 0 < searcher.doc_frequency(field, term) <= most
 
-    parts: list[tuple[str, str, float]] = []
+    parts: list[KeywordPart] = []
     for term in parsed.terms:
         parts.append((ix.F_TEXT, term, tuning.text_boost))
         if tuning.section_boost > 0 and (len(term) == 1 or useful(ix.F_SECTION, term)):
@@ -362,14 +366,13 @@ def keyword_parts(parsed: ParsedQuery, tuning: Tuning, searcher: Any = None) -> 
     return parts
 
 
-def keyword_query(parsed: ParsedQuery, tuning: Tuning, searcher: Any = None) -> Any:
+def keyword_query(parts: Sequence[KeywordPart]) -> Any:
     """:func:`keyword_parts` as one Whoosh ``Or`` query; None when the query only browses."""
     from whoosh.query import Or, Term
 
     from vault_tools import index as ix
     from vault_tools.analysis import term_query
 
-    parts = keyword_parts(parsed, tuning, searcher)
     if not parts:
         return None
     return Or(
@@ -382,8 +385,9 @@ def keyword_query(parsed: ParsedQuery, tuning: Tuning, searcher: Any = None) -> 
     )
 
 
-def keyword_clauses(parsed: ParsedQuery, tuning: Tuning, searcher: Any) -> list[Clause]:
-    """:func:`keyword_query` for :class:`vault_tools.scorer.BlockScorer`: the same branches.
+def keyword_clauses(parts: Sequence[KeywordPart], searcher: Any) -> list[Clause]:
+    """:func:`keyword_parts` for :class:`vault_tools.scorer.BlockScorer`: the branches of
+    :func:`keyword_query`.
 
     A single CJK character stands for itself and every bigram it starts, as in
     :class:`vault_tools.analysis.CjkCharQuery`.
@@ -394,7 +398,7 @@ def keyword_clauses(parsed: ParsedQuery, tuning: Tuning, searcher: Any) -> list[
 
     reader = searcher.reader()
     clauses = []
-    for field_name, term, boost in keyword_parts(parsed, tuning, searcher):
+    for field_name, term, boost in parts:
         texts: tuple[str, ...] = (term,)
         if field_name != ix.F_TAGS and is_cjk_char(term):
             texts = tuple(cjk_char_terms(reader, field_name, term))
@@ -1006,10 +1010,10 @@ class Recaller:
 
         tuning = self.tuning
         searcher = self._searcher
-        keywords = keyword_query(parsed, tuning, searcher)
+        parts = keyword_parts(parsed, tuning, searcher)
         filters = filter_query(chat, window.since, window.until, tags, include_private)
         pool = max(tuning.pool, 2 * limit + 10)
-        if keywords is None:
+        if not parts:
             results = searcher.search(
                 filters.restrict(None), limit=max(tuning.browse_pool, limit), sortedby=ix.F_DAY, reverse=True
             )
@@ -1022,9 +1026,9 @@ class Recaller:
             )
             scorer = self._block_scorer()
             if scorer is not None:
-                found = self._score_in_blocks(scorer, parsed, filters, wide, pool, limit)
+                found = self._score_in_blocks(scorer, parts, filters, wide, pool, limit)
             else:
-                found = self._score_with_matchers(keywords, filters, wide, pool, limit)
+                found = self._score_with_matchers(keyword_query(parts), filters, wide, pool, limit)
             candidates = [_Candidate(dict(searcher.stored_fields(d)), score) for d, score in found.items()]
             # Only with candidates: Whoosh's idf takes log(0) in an empty index (a fresh `init`).
             weights = (
@@ -1056,7 +1060,7 @@ class Recaller:
     def _score_in_blocks(
         self,
         scorer: BlockScorer,
-        parsed: ParsedQuery,
+        parts: Sequence[KeywordPart],
         filters: Filters,
         wide: Filters | None,
         pool: int,
@@ -1064,7 +1068,7 @@ class Recaller:
     ) -> dict[int, float]:
         """Docnum -> BM25F of the best ``pool`` hits in the window, then (``wide``) the best
         ``limit + 5`` without it, from one pass over the postings."""
-        scores = scorer.scores(keyword_clauses(parsed, self.tuning, self._searcher))
+        scores = scorer.scores(keyword_clauses(parts, self._searcher))
         found = dict(scorer.top(scores, pool, filters.doc_filter(scorer)))
         if wide is not None:
             for docnum, score in scorer.top(scores, limit + 5, wide.doc_filter(scorer)):
