@@ -233,19 +233,19 @@ class BlockScorer:
 
     # -- per-segment tables ------------------------------------------------------------------
 
-    def _lengths(self, leaf: _Leaf, fieldname: str) -> bytes:
-        key = (leaf.key, fieldname)
+    def _segment_table(self, leaf: _Leaf, name: str, read: Callable[[Any, str], Any]) -> Any:
+        """``read(reader, name)`` for the segment of ``leaf``, read once per segment."""
+        key = (leaf.key, name)
         table = self._tables.get(key)
         if table is None:
-            table = self._tables[key] = _length_bytes(leaf.reader, fieldname)
-        return table  # type: ignore[no-any-return]
+            table = self._tables[key] = read(leaf.reader, name)
+        return table
+
+    def _lengths(self, leaf: _Leaf, fieldname: str) -> bytes:
+        return self._segment_table(leaf, fieldname, _length_bytes)  # type: ignore[no-any-return]
 
     def _day_column(self, leaf: _Leaf) -> array.array[int]:
-        key = (leaf.key, "day")
-        column = self._tables.get(key)
-        if column is None:
-            column = self._tables[key] = _column_values(leaf.reader, "day")
-        return column  # type: ignore[no-any-return]
+        return self._segment_table(leaf, "day", _column_values)  # type: ignore[no-any-return]
 
     def days(self) -> array.array[int]:
         """The ``day`` column of every document, indexed by global document number."""
@@ -346,12 +346,10 @@ def _column_values(reader: Any, fieldname: str) -> array.array[int]:
     """A fixed-width numeric column of a segment as the stored (sortable) integers."""
     doccount = int(reader.doc_count_all())
     column = reader.column_reader(fieldname, translate=False)
-    if not hasattr(column, "_typecode"):  # a segment where no document has the field stores no column
-        typecode = reader.schema[fieldname].column_type._typecode
-        return array.array(typecode, [int(column._default)] * doccount)
-    raw = array.array(column._typecode)
-    raw.frombytes(bytes(column._dbfile.get(column._basepos, column._count * raw.itemsize)))
-    if sys.byteorder == "little":  # columns are stored big-endian ("!")
-        raw.byteswap()
+    raw = array.array(reader.schema[fieldname].column_type._typecode)
+    if hasattr(column, "_dbfile"):  # a segment where no document has the field stores no column
+        raw.frombytes(bytes(column._dbfile.get(column._basepos, column._count * raw.itemsize)))
+        if sys.byteorder == "little":  # columns are stored big-endian ("!")
+            raw.byteswap()
     raw.extend([int(column._default)] * (doccount - len(raw)))
     return raw
