@@ -457,10 +457,13 @@ def test_of_several_first_calls_at_once_only_one_starts_a_watcher(
     autostart: Config, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     started: list[float] = []
+    returned: list[int | None] = []
+    done = threading.Condition()
 
     def slow_spawn(config: Config, idle_seconds: float) -> int:
-        time.sleep(0.3)  # the others arrive while this one is still starting
         started.append(idle_seconds)
+        with done:  # still starting until the five others have come and gone
+            done.wait_for(lambda: len(returned) >= 5, timeout=10)
         return 1
 
     monkeypatch.setattr(service, "_spawn_watcher", slow_spawn)
@@ -468,7 +471,10 @@ def test_of_several_first_calls_at_once_only_one_starts_a_watcher(
 
     def first_call() -> None:
         barrier.wait()
-        service.start_in_background(autostart)
+        pid = service.start_in_background(autostart)
+        with done:
+            returned.append(pid)
+            done.notify_all()
 
     callers = [threading.Thread(target=first_call) for _ in range(6)]
     for caller in callers:
@@ -476,6 +482,7 @@ def test_of_several_first_calls_at_once_only_one_starts_a_watcher(
     for caller in callers:
         caller.join(30)
     assert started == [3.0]
+    assert sorted(returned, key=str) == [1, None, None, None, None, None]
 
 
 def test_an_explicit_watch_takes_over_from_the_watcher_recall_started(autostart: Config) -> None:
