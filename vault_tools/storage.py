@@ -47,11 +47,15 @@ def import_whoosh() -> None:
     ``asyncio``. While Whoosh imports, ``urlretrieve`` and ``variations`` are stand-ins that load
     the real ones when called, and ``cached_property`` is the standard library's (the same
     descriptor). The stand-ins leave ``sys.modules`` afterwards, so other code still gets the
-    real modules. Harmless when Whoosh is already imported.
+    real modules. Harmless when Whoosh is already imported. Then :func:`split_ranges` replaces
+    Whoosh's.
     """
-    if "whoosh.query" in sys.modules and "whoosh.reading" in sys.modules:
-        _fix_numeric_ranges()
-        return
+    if "whoosh.query" not in sys.modules or "whoosh.reading" not in sys.modules:
+        _import_without_unused_modules()
+    _fix_numeric_ranges()
+
+
+def _import_without_unused_modules() -> None:
     stand_ins = {
         "urllib.request": _lazy_function_module("urllib.request", "urlretrieve"),
         "whoosh.lang.morph_en": _lazy_function_module("whoosh.lang.morph_en", "variations"),
@@ -68,7 +72,6 @@ def import_whoosh() -> None:
         for name in added:
             if sys.modules.get(name) is stand_ins[name]:
                 del sys.modules[name]
-    _fix_numeric_ranges()
 
 
 def _fix_numeric_ranges() -> None:
