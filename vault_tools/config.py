@@ -125,14 +125,18 @@ def resolve_vault(arg: str | None, env: Mapping[str, str] | None = None, cwd: Pa
     return (cwd / "vault").absolute()
 
 
+def holds_memory(vault: Path) -> bool:
+    """Whether ``vault`` has a MEMORY.md, memory.md or memory/ (what makes a folder a vault)."""
+    return any((vault / name).exists() for name in ("MEMORY.md", "memory.md", "memory"))
+
+
 def require_vault(vault: Path) -> Path:
     """Fail with a message saying what to do when ``vault`` holds no memory."""
     if not vault.is_dir():
         raise VaultNotFoundError(
             f"{vault}: no vault here. Create one with `vault-tools init {vault}` or pass --vault PATH."
         )
-    has_memory = any((vault / name).exists() for name in ("MEMORY.md", "memory.md", "memory"))
-    if not has_memory:
+    if not holds_memory(vault):
         raise VaultNotFoundError(
             f"{vault}: not a vault (no MEMORY.md or memory/). Run `vault-tools init {vault}` or pass --vault PATH."
         )

@@ -87,8 +87,9 @@ def write_owner(path: Path, what: str) -> None:
             tmp.unlink()
 
 
-def try_hold(config: Config, name: str, *, what: str) -> FileLock | None:
-    """Take lock ``name`` without waiting and keep it until ``release``; None when it is taken.
+def try_hold(config: Config, name: str, *, what: str, timeout: float = 0) -> FileLock | None:
+    """Take lock ``name`` (waiting up to ``timeout`` s) and keep it until ``release``; None when
+    it stays taken.
 
     For long-lived holders (the watcher holds ``watch`` for its whole life).
     """
@@ -96,9 +97,9 @@ def try_hold(config: Config, name: str, *, what: str) -> FileLock | None:
 
     path = lock_path(config, name)
     config.make_state_dir(LOCKS_DIR)
-    lock = FileLock(str(path), timeout=0)
+    lock = FileLock(str(path), timeout=timeout)
     try:
-        lock.acquire(timeout=0)
+        lock.acquire(timeout=timeout, poll_interval=0.05)
     except Timeout:
         return None
     write_owner(path.with_suffix(".owner"), what)

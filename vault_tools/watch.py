@@ -43,7 +43,7 @@ from types import FrameType
 from typing import Any
 
 from vault_tools import locks
-from vault_tools.config import Config
+from vault_tools.config import Config, holds_memory
 from vault_tools.errors import LockedError, VaultError
 from vault_tools.index import (
     Index,
@@ -558,13 +558,7 @@ def _take_over_from_autostarted(config: Config) -> Any:
     log.info("stopping the watcher recall started (pid %d); this one takes over", pid)
     with contextlib.suppress(OSError):
         os.kill(pid, signal.SIGTERM)
-    deadline = time.monotonic() + TAKE_OVER_SECONDS
-    while time.monotonic() < deadline:
-        lock = locks.try_hold(config, locks.WATCH_LOCK, what="watching")
-        if lock is not None:
-            return lock
-        time.sleep(0.1)
-    return None
+    return locks.try_hold(config, locks.WATCH_LOCK, what="watching", timeout=TAKE_OVER_SECONDS)
 
 
 def _exit_when_idle(config: Config, service: RecallService, stop: threading.Event, seconds: float) -> None:
@@ -575,12 +569,8 @@ def _exit_when_idle(config: Config, service: RecallService, stop: threading.Even
             if service.idle_for() >= seconds:
                 log.info("no recall request for %g s; exiting", seconds)
                 stop.set()
-            elif not _still_a_vault(config.vault):
+            elif not holds_memory(config.vault):
                 log.info("%s is gone (no MEMORY.md or memory/ left); exiting", config.vault)
                 stop.set()
 
     threading.Thread(target=check, name="vault-tools-idle-exit", daemon=True).start()
-
-
-def _still_a_vault(vault: Path) -> bool:
-    return any((vault / name).exists() for name in ("MEMORY.md", "memory.md", "memory"))
