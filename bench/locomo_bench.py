@@ -1,0 +1,220 @@
+"""LoCoMo evidence recall, in-process, side by side with plain BM25 over the same lines.
+
+    python bench/locomo_bench.py                                  # dev half, shipped recall + BM25F
+    python bench/locomo_bench.py --variants                       # + the ablation rows
+    python bench/locomo_bench.py --conversations conv-26 --max-questions 50
+
+LoCoMo (Maharana et al., ACL 2024) holds months-long two-person conversations whose questions
+come with human-marked evidence turns. The data is licensed for non-commercial use and is never
+copied into this repository: ``--locomo`` points at a folder holding ``locomo_to_vault.py``,
+``score.py`` and the data (default ``../shared/locomo`` beside the checkout). The converter
+writes one ordinary vault per conversation (a daily note per session date, a bullet per turn);
+the scorer's own functions count how many evidence lines come back in the top k, so these
+figures agree with ``score.py --retriever vault-tools`` (the CLI, a process per question)
+while running in a few seconds per row: every question goes through :class:`Recaller` with a
+warm searcher, as the CLI does with ``--limit 50 --chat direct --as-of <last session date>``.
+
+Rows: the shipped recall; with ``--variants``, the same with one part of the ranking turned
+off or changed (the ablation); ``BM25F`` is the scorer's plain Whoosh BM25F over the bullet
+lines with an English stop list (``whoosh-stop``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import datetime as dt
+import importlib.util
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+from vault_tools.config import load_config  # noqa: E402
+from vault_tools.index import Index  # noqa: E402
+from vault_tools.recall import DEFAULT_TUNING, Recaller, Tuning  # noqa: E402
+
+KS = [5, 10, 20, 50]
+DEFAULT_LOCOMO = HERE.parent.parent / "shared" / "locomo"
+
+
+def load_module(path: Path, name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise SystemExit(f"cannot load {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+class RecallRetriever:
+    """The scorer's retriever protocol over :class:`Recaller`, one warm searcher per vault."""
+
+    def __init__(self, score: ModuleType, tuning: Tuning) -> None:
+        self.score = score
+        self.tuning = tuning
+        self.session: Recaller | None = None
+        self.as_of = dt.date.today()
+
+    def prepare(self, vault: Path, workspace: Path, conv: dict[str, Any]) -> None:
+        if self.session is not None:
+            self.session.close()
+        config = load_config(vault)
+        Index(config).ensure_current()
+        self.session = Recaller(config, catch_up="never", tuning=self.tuning)
+        self.as_of = dt.date.fromisoformat(conv["last_session"][:10])
+
+    def search(self, query: str, limit: int) -> list[Any]:
+        assert self.session is not None
+        result = self.session.recall(
+            query, limit=limit, chat="direct", as_of=self.as_of, max_tokens=1_000_000
+        )
+        return [self.score.Hit(h.path, h.line, h.end_line) for h in result.results]
+
+
+def run(
+    score: ModuleType,
+    label: str,
+    retriever: Any,
+    data: list[Any],
+    manifest: dict[str, Any],
+    vaults: Path,
+    only: set[str],
+    max_questions: int,
+    per_query: Any,
+) -> dict[str, Any]:
+    """The scorer's ``run_one`` loop with a retriever object instead of a name."""
+    original = score.make_retriever
+    score.make_retriever = lambda name, args: retriever
+    args = argparse.Namespace(
+        label=label,
+        vaults=str(vaults),
+        conversations=",".join(sorted(only)),
+        max_questions=max_questions,
+        limit=max(KS),
+    )
+    try:
+        started = time.perf_counter()
+        result: dict[str, Any] = score.run_one(label, args, data, manifest, KS, per_query)
+        result["seconds"] = time.perf_counter() - started
+        result["retriever"] = label
+        return result
+    finally:
+        score.make_retriever = original
+
+
+def variants() -> dict[str, Tuning]:
+    """The shipped tuning and the ablation: each part of the ranking off (or changed) alone."""
+    base = DEFAULT_TUNING
+    return {
+        "recall (shipped)": base,
+        "no recency/importance": dataclasses.replace(
+            base, recency_weight=0.0, importance_weight=0.0, memory_boost=1.0
+        ),
+        "no coordination": dataclasses.replace(base, coordination=0.0),
+        "exact word window": dataclasses.replace(base, window_mode="exact"),
+    }
+
+
+def tuning_with(base: Tuning, pairs: str) -> Tuning:
+    """``base`` with ``k=v,k=v`` changed (values parsed as the field's type)."""
+    changes: dict[str, Any] = {}
+    types = {f.name: type(getattr(base, f.name)) for f in dataclasses.fields(base)}
+    for pair in filter(None, pairs.split(",")):
+        key, _, value = pair.partition("=")
+        changes[key] = types[key](value)
+    return dataclasses.replace(base, **changes)
+
+
+def print_rows(score: ModuleType, results: list[dict[str, Any]]) -> None:
+    cats = [4, 1, 2, 3, 5]
+    names = score.CATEGORY_NAMES
+    print("\n### R@10 by category (dev half); all 1-5 is the headline\n")
+    head = ["system", *(f"{c} {names[c]}" for c in cats), "all 1-4", "all 1-5", "seconds"]
+    print("| " + " | ".join(head) + " |\n|" + "---|" * len(head))
+    for r in results:
+        cells = [r["by_category"][names[c]].get("R@10", float("nan")) for c in cats]
+        cells += [r["overall"]["R@10"], r["overall_incl_adversarial"]["R@10"]]
+        print(f"| {r['retriever']} | " + " | ".join(f"{x:.3f}" for x in cells) + f" | {r['seconds']:.0f} |")
+    print("\n### all 1-5: R@5 / R@10 / R@50 / MRR\n")
+    print("| system | R@5 | R@10 | R@50 | MRR |\n|---|---|---|---|---|")
+    for r in results:
+        a = r["overall_incl_adversarial"]
+        print(f"| {r['retriever']} | {a['R@5']:.3f} | {a['R@10']:.3f} | {a['R@50']:.3f} | {a['MRR']:.3f} |")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--locomo", type=Path, default=DEFAULT_LOCOMO, help="folder with score.py, the converter and data"
+    )
+    parser.add_argument("--vaults", type=Path, help="converted vaults (default: a fresh temp folder)")
+    parser.add_argument("--conversations", default="", help="comma list of sample ids (default: all)")
+    parser.add_argument("--max-questions", type=int, default=0)
+    parser.add_argument("--variants", action="store_true", help="also run the ablation rows")
+    parser.add_argument("--no-baseline", action="store_true", help="skip the BM25F row")
+    parser.add_argument(
+        "--tune",
+        action="append",
+        default=[],
+        metavar="NAME:K=V,K=V",
+        help="an extra row with these Tuning fields changed (repeatable)",
+    )
+    parser.add_argument("--per-query", type=Path, help="one JSON line per question and row")
+    parser.add_argument("--tables", type=Path, help="also write the scorer's full tables here")
+    args = parser.parse_args(argv)
+
+    locomo = args.locomo.resolve()
+    if not (locomo / "score.py").exists():
+        raise SystemExit(f"{locomo} has no score.py: pass --locomo with the LoCoMo folder")
+    score = load_module(locomo / "score.py", "locomo_score")
+    vaults = args.vaults or Path(tempfile.mkdtemp(prefix="locomo-"))
+    if not (vaults / "manifest.json").exists():
+        subprocess.run(
+            [sys.executable, str(locomo / "locomo_to_vault.py"), "--out", str(vaults)],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
+    data = json.loads(Path(score.find_default_data()).read_text(encoding="utf-8"))
+    manifest = json.loads((vaults / "manifest.json").read_text(encoding="utf-8"))
+    only = {s for s in args.conversations.split(",") if s}
+
+    rows: dict[str, Callable[[], Any]] = {}
+    for name, tuning in (variants() if args.variants else {"recall (shipped)": DEFAULT_TUNING}).items():
+        rows[name] = lambda tuning=tuning: RecallRetriever(score, tuning)
+    for spec in args.tune:
+        name, _, pairs = spec.partition(":")
+        tuning = tuning_with(DEFAULT_TUNING, pairs)
+        rows[name] = lambda tuning=tuning: RecallRetriever(score, tuning)
+    if not args.no_baseline:
+        rows["BM25F (whoosh-stop)"] = lambda: score.WhooshBM25F(stop=True)
+    per_query = args.per_query.open("w", encoding="utf-8") if args.per_query else None
+    try:
+        results = [
+            run(score, name, make(), data, manifest, vaults, only, args.max_questions, per_query)
+            for name, make in rows.items()
+        ]
+    finally:
+        if per_query:
+            per_query.close()
+    print(f"LoCoMo dev half, {vaults}, {dt.date.today()}")
+    print_rows(score, results)
+    if args.tables:
+        with args.tables.open("w", encoding="utf-8") as out:
+            score.print_tables(results, KS, out=out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
