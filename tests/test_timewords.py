@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import re
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -374,7 +375,10 @@ def test_extract_time_window_never_raises_and_windows_are_ordered(query: str, as
     if window.since is not None and window.until is not None:
         assert window.since <= window.until
     assert window.phrase and window.phrase in query
-    # Only the phrase (and at most a possessive 's / 的 glued to it) leaves; no other content is lost.
+    # Only the phrase (and at most a possessive 's / 的 glued to it) leaves, and the vague words
+    # ("recently", "最近") beside a phrase that won over them; no other content is lost.
     content_left = _alnum(query) - _alnum(window.phrase)
+    vague = re.compile(r"\b(?:recently|lately|of\s+late)\b|最近|近来|近期|近日|这几天|这些天", re.IGNORECASE)
+    content_left -= sum(_alnum(m.group()) for m in vague.finditer(query.replace(window.phrase, " ", 1)))
     assert content_left - _alnum(remainder) in (0, 1)
     assert (remainder == "") == (_alnum(remainder) == 0)

@@ -7,7 +7,8 @@ rules (English and Chinese); each match, or *hit*, resolves to a closed date ran
 inside it so the query stays intact). A hit can then be widened by the words around it:
 ``since``/``after``/``before``/``until``, ``between X and Y``, ``from X to Y``, ``自从X``,
 ``X以来``/``之后``/``之前``, ``X到Y``. When several phrases occur, the first one (leftmost, then
-longest) wins: only its words are removed, so calling :func:`extract_time_window` again on the
+longest) wins, except that a vague one ("recently", "最近") loses to any other: only the winner's
+words (and a vague one's) are removed, so calling :func:`extract_time_window` again on the
 remainder finds the next. Conventions: a week is Monday..Sunday; "last week"/"上周" is the previous
 calendar week while "the last week"/"the past week" is the rolling 7 days up to ``as_of``;
 "in the last N days"/"过去N天" is ``as_of`` minus N days through ``as_of`` (as ``--since Nd``) and
@@ -461,6 +462,7 @@ class _Hit:
     until: datetime.date | None
     resolved: bool  # False: looks like a date but names none (2026-02-30, next week)
     primary: bool  # False: only a date next to a range word ("and May")
+    vague: bool = False  # "recently", "最近": no bounds of its own, so any dated phrase wins over it
 
 
 def _resolve(rule: _Rule, m: re.Match[str], as_of: datetime.date) -> _Span | None:
@@ -478,7 +480,8 @@ def _scan(text: str, as_of: datetime.date) -> list[_Hit]:
             span = _resolve(rule, m, as_of)
             primary = rule.guard is None or rule.guard(m)
             since, until = span if span else (None, None)
-            hits.append(_Hit(m.start(), m.end(), since, until, span is not None, primary))
+            vague = rule.resolve is _recent
+            hits.append(_Hit(m.start(), m.end(), since, until, span is not None, primary, vague))
     return hits
 
 
@@ -537,7 +540,8 @@ def _widen(hit: _Hit, text: str, starts: dict[int, _Hit]) -> _Hit | None:
 
 
 def _first(text: str, hits: list[_Hit]) -> _Hit | None:
-    """The leftmost (then longest) resolvable phrase, widened by the words around it."""
+    """The leftmost (then longest) resolvable phrase, widened by the words around it; a vague
+    one ("recently") only when there is no other ("what did she bake recently, in May 2022?")."""
     bad = [h for h in hits if not h.resolved]
     good = [
         h
@@ -549,7 +553,7 @@ def _first(text: str, hits: list[_Hit]) -> _Hit | None:
     for hit in sorted(good, key=lambda h: h.end - h.start):
         starts[hit.start] = hit
     widened = [_widen(h, text, starts) for h in good if h.primary]
-    return min((h for h in widened if h), key=lambda h: (h.start, -h.end), default=None)
+    return min((h for h in widened if h), key=lambda h: (h.vague, h.start, -h.end), default=None)
 
 
 # --- removing the phrase ---------------------------------------------------------------------
@@ -586,11 +590,18 @@ def extract_time_window(query: str, as_of: datetime.date) -> tuple[DateWindow | 
     ``(None, query)`` with ``query`` unchanged. The remainder is ``""`` only when nothing but the
     time phrase and punctuation was there.
     """
-    hit = _first(query, _scan(query, as_of))
+    hits = _scan(query, as_of)
+    hit = _first(query, hits)
     if hit is None:
         return None, query
     window = DateWindow(hit.since, hit.until, query[hit.start : hit.end].strip())
-    return window, _remove(query, hit.start, hit.end)
+    rest = query
+    # A vague word beside the phrase that won says nothing more: it leaves the keywords too
+    # (blanked, so the winner's offsets still hold).
+    for h in hits:
+        if h.vague and h.resolved and (h.end <= hit.start or h.start >= hit.end):
+            rest = rest[: h.start] + " " * (h.end - h.start) + rest[h.end :]
+    return window, _remove(rest, hit.start, hit.end)
 
 
 # --- --since / --until ---------------------------------------------------------------------------
