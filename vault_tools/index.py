@@ -62,7 +62,7 @@ import shutil
 import stat as stat_module
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
@@ -78,7 +78,7 @@ log = logging.getLogger("vault_tools.index")
 #: Bump whenever the fields or what goes into them change: the index is rebuilt on mismatch.
 #: 3: text and section keep no positions (nothing runs phrase queries, and unpickling the
 #: positions was ~95% of the time Whoosh spent reading a posting block).
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 INDEX_DIR = "index"
 META_FILE = "meta.json"
@@ -114,6 +114,9 @@ F_TAGS = "tags"  # KEYWORD: comma-separated, stored as written, matched lower-ca
 F_TAGPATH = "tagpath"  # KEYWORD: every prefix of every tag ("a", "a/b"): filter with one Term
 F_IMPORTANCE = "importance"  # NUMERIC float stored, untiered: few distinct values (absent when unset)
 F_TEXT = "text"  # TEXT stored, no positions: Entry.text (front matter is never body text)
+F_SPEAKER = "speaker"  # KEYWORD lower-cased: who says the entry ("**Name**: text"), see Entry.speaker
+F_BEFORE = "before"  # TEXT, not stored: the text of the entry before it (see neighbour_texts)
+F_AFTER = "after"  # TEXT, not stored: the text of the entry after it
 F_FILE_HASH = "file_hash"  # STORED: sha256 of the file the entry was read from (doctor compares it)
 F_BLOCK_ID = "block_id"  # ID stored: the Obsidian ^block-id
 F_FIELDS = "fields"  # STORED: JSON object of the entry's [key:: value] inline fields
@@ -140,6 +143,9 @@ def make_schema() -> Any:
             F_TAGPATH: wf.KEYWORD(lowercase=True, commas=True),
             F_IMPORTANCE: wf.NUMERIC(float, stored=True, shift_step=0),
             F_TEXT: wf.TEXT(analyzer=analyzer, stored=True, phrase=False),
+            F_SPEAKER: wf.KEYWORD(lowercase=True, scorable=True),
+            F_BEFORE: wf.TEXT(analyzer=analyzer, phrase=False),
+            F_AFTER: wf.TEXT(analyzer=analyzer, phrase=False),
             F_FILE_HASH: wf.STORED(),
             F_BLOCK_ID: wf.ID(stored=True),
             F_FIELDS: wf.STORED(),
@@ -194,8 +200,9 @@ def _keyword(values: Iterable[str]) -> str:
     return ",".join(v.replace(",", " ").strip() for v in values if v.strip())
 
 
-def entry_document(entry: notes.Entry, file_hash: str) -> dict[str, Any]:
-    """The Whoosh document of one entry."""
+def entry_document(entry: notes.Entry, file_hash: str, before: str = "", after: str = "") -> dict[str, Any]:
+    """The Whoosh document of one entry; ``before``/``after``: its neighbours' text (see
+    :func:`neighbour_texts`)."""
     doc: dict[str, Any] = {
         F_ID: entry.id,
         F_PATH: entry.rel_path,
@@ -207,6 +214,13 @@ def entry_document(entry: notes.Entry, file_hash: str) -> dict[str, Any]:
         F_TEXT: entry.text,
         F_FILE_HASH: file_hash,
     }
+    speaker = entry.speaker
+    if speaker:
+        doc[F_SPEAKER] = speaker
+    if before:
+        doc[F_BEFORE] = before
+    if after:
+        doc[F_AFTER] = after
     if entry.date is not None:
         doc[F_DAY] = day_number(entry.date)
         doc[F_DATETIME] = (
@@ -1751,13 +1765,51 @@ class _Batch:
 
 def _add_note(writer: Any, note: notes.Note) -> int:
     seen: set[str] = set()
-    for entry in note.entries:
+    for entry, (before, after) in zip(note.entries, neighbour_texts(note.entries), strict=True):
         entry_id = entry.id
         if entry_id in seen:  # an identical entry twice in one file: same id, same content
             continue
         seen.add(entry_id)
-        writer.add_document(**entry_document(entry, note.digest))
+        writer.add_document(**entry_document(entry, note.digest, before, after))
     return len(seen)
+
+
+#: How many entries before and after an entry count as its neighbours (two each way beat one
+#: and three on LoCoMo's dev half: an answer often comes two turns after its question).
+NEIGHBOURS = 2
+
+_VISIBILITY_RANK = {"shared": 0, "personal": 1, "private": 2}
+
+
+def neighbour_texts(entries: Sequence[notes.Entry]) -> list[tuple[str, str]]:
+    """(text before, text after) of each entry: its :data:`NEIGHBOURS` neighbours each way in
+    the same file and section.
+
+    In a conversation or a person's notes one line names the topic and the next answers it
+    ("Any tips?" / "Do your research first"), so a neighbour's words are part of an entry's
+    meaning; recall matches them with less weight than the entry's own. MEMORY.md items have
+    none: each curated item stands alone, and its neighbours are other facts. A neighbour counts only
+    when every chat that may see the entry may see it too: a #private line never makes a
+    personal one match, a personal line never makes a shared one match.
+    """
+    out: list[tuple[str, str]] = []
+    for i, entry in enumerate(entries):
+        before = entries[max(0, i - NEIGHBOURS) : i]
+        after = entries[i + 1 : i + 1 + NEIGHBOURS]
+        out.append((_joined_neighbours(entry, before), _joined_neighbours(entry, after)))
+    return out
+
+
+def _joined_neighbours(entry: notes.Entry, neighbours: Sequence[notes.Entry]) -> str:
+    return "\n".join(text for text in (_neighbour_text(entry, n) for n in neighbours) if text)
+
+
+def _neighbour_text(entry: notes.Entry, neighbour: notes.Entry | None) -> str:
+    if neighbour is None or neighbour.section != entry.section or entry.kind == "memory":
+        return ""
+    if _VISIBILITY_RANK.get(neighbour.visibility, 2) > _VISIBILITY_RANK.get(entry.visibility, 2):
+        return ""
+    return neighbour.text
 
 
 def _unchanged(record: FileRecord | None, path: Path) -> bool:

@@ -47,6 +47,8 @@ FIELD = re.compile(r"[\[(]([^\[\]():]{1,40}?)::[ \t]*((?:\[\[[^\]]*\]\]|[^\[\]()
 BLOCK_ID = re.compile(r"[ \t]\^([A-Za-z0-9][A-Za-z0-9-]*)[ \t]*$", re.MULTILINE)
 WIKILINK = re.compile(r"\[\[([^\[\]|#^]+)(?:[#^][^\[\]|]*)?(?:\|[^\[\]]*)?\]\]")
 INLINE_CODE = re.compile(r"`[^`]*`")
+# Who speaks in a chat-log line or a transcript: "**Alice**: ..." or "**妈妈**：..." (bold, then a colon).
+SPEAKER = re.compile(r"^\*\*([^*\n:：]{1,40}?)\*\*[ \t]*[:：]|^\*\*([^*\n:：]{1,40}?)[:：]\*\*")
 
 
 @dataclass(frozen=True)
@@ -90,6 +92,14 @@ class Entry:
     @property
     def content_hash(self) -> str:
         return hashlib.sha256(self.raw.strip().encode("utf-8")).hexdigest()
+
+    @property
+    def speaker(self) -> str | None:
+        """Who says this line, when it is written as ``**Name**: text`` (a transcript, a chat log)."""
+        match = SPEAKER.match(self.text)
+        if match is None:
+            return None
+        return (match.group(1) or match.group(2)).strip() or None
 
     @property
     def importance(self) -> float | None:

@@ -165,14 +165,22 @@ class Tuning:
     """
 
     pool: int = 30  # hits re-ranked per search: max(pool, 2 * limit + 10)
-    bm25_b: float = 0.75  # length normalisation (Whoosh BM25F's B)
+    bm25_b: float = 0.3  # length normalisation (Whoosh BM25F's B): entries are one-liners
     bm25_k1: float = 1.2
     text_boost: float = 1.0
     section_boost: float = 0.3
+    before_boost: float = 0.4  # the entry before it (a question this entry answers)
+    after_boost: float = 0.3  # the entry after it
+    context_terms: int = 2  # query terms the neighbours must share for a hit that matches only through them
+    context_floor: float = 0.35  # ... and the share of the best direct match's score it must reach
+    speaker_boost: float = 1.0  # a name in the query that is who says an entry ("**Name**: ...")
+    later_speaker: float = 0.5  # the speaker boost of every name after the first (the subject)
+    speaker_text_factor: float = 0.3  # the other branches of such a name are scaled by this
     tag_boost: float = 0.6
     tag_max_share: float = 0.02
     coordination: float = 0.3  # weight of the share of the query's terms a hit has
-    recency_weight: float = 0.25
+    recency_weight: float = 0.25  # when the question has time words
+    recency_weight_untimed: float = 0.05  # when it has none: most questions about the past are not about now
     importance_weight: float = 0.4
     memory_boost: float = 1.1
     window_mode: str = "pad+rank"
@@ -337,6 +345,9 @@ def privacy_parts(chat: Chat, include_private: bool = False) -> tuple[Any, Any]:
 #: One OR branch of a query's keywords: (field, term, boost).
 KeywordPart = tuple[str, str, float]
 
+#: The fields that hold an entry's neighbours' text (see :func:`vault_tools.index.neighbour_texts`).
+NEIGHBOUR_FIELDS = ("before", "after")
+
 
 def keyword_parts(parsed: ParsedQuery, tuning: Tuning, searcher: Any = None) -> list[KeywordPart]:
     """(field, term, boost) of each OR branch of the query's keywords; empty when it only browses.
@@ -355,32 +366,61 @@ def keyword_parts(parsed: ParsedQuery, tuning: Tuning, searcher: Any = None) -> 
     def useful(field: str, term: str) -> bool:
         return searcher is None or 0 < searcher.doc_frequency(field, term) <= most
 
+    speakers = speaker_terms(parsed, searcher) if tuning.speaker_boost > 0 else {}
     parts: list[KeywordPart] = []
     for term in parsed.terms:
-        parts.append((ix.F_TEXT, term, tuning.text_boost))
+        factor = tuning.speaker_text_factor if term in speakers else 1.0
+        parts.append((ix.F_TEXT, term, tuning.text_boost * factor))
+        for field_name, boost in ((ix.F_BEFORE, tuning.before_boost), (ix.F_AFTER, tuning.after_boost)):
+            if boost > 0:
+                parts.append((field_name, term, boost * factor))
         if tuning.section_boost > 0 and (len(term) == 1 or useful(ix.F_SECTION, term)):
             parts.append((ix.F_SECTION, term, tuning.section_boost))
+    for rank, word in enumerate(dict.fromkeys(speakers.values())):
+        parts.append(
+            (ix.F_SPEAKER, word, tuning.speaker_boost * (1.0 if rank == 0 else tuning.later_speaker))
+        )
     if tuning.tag_boost > 0:
         words = [w for w in dict.fromkeys(parsed.words) if useful(ix.F_TAGS, w)]
         parts += [(ix.F_TAGS, word, tuning.tag_boost) for word in words]
     return parts
 
 
+def speaker_terms(parsed: ParsedQuery, searcher: Any) -> dict[str, str]:
+    """Analyzed term -> query word, for the query's words that name who says some entry."""
+    from vault_tools import index as ix
+    from vault_tools.analysis import tokenize
+
+    if searcher is None:
+        return {}
+    found: dict[str, str] = {}
+    for word in dict.fromkeys(parsed.words):
+        if searcher.doc_frequency(ix.F_SPEAKER, word) > 0:
+            for term in tokenize(word):
+                found[term] = word
+    return found
+
+
 def keyword_query(parts: Sequence[KeywordPart]) -> Any:
-    """:func:`keyword_parts` as one Whoosh ``Or`` query; None when the query only browses."""
+    """:func:`keyword_parts` as one Whoosh ``Or`` query; None when the query only browses.
+
+    The neighbours' fields are left out: their back-off rule (see :func:`keyword_clauses`) is
+    the block scorer's, so Whoosh's matchers (the fallback) rank by the entry's own words.
+    """
     from whoosh.query import Or, Term
 
     from vault_tools import index as ix
     from vault_tools.analysis import term_query
 
-    if not parts:
+    own = [(field, term, boost) for field, term, boost in parts if field not in NEIGHBOUR_FIELDS]
+    if not own:
         return None
     return Or(
         [
             Term(field, term, boost=boost)
-            if field == ix.F_TAGS
+            if field in (ix.F_TAGS, ix.F_SPEAKER)
             else term_query(term, field).with_boost(boost)
-            for field, term, boost in parts
+            for field, term, boost in own
         ]
     )
 
@@ -390,7 +430,8 @@ def keyword_clauses(parts: Sequence[KeywordPart], searcher: Any) -> list[Clause]
     :func:`keyword_query`.
 
     A single CJK character stands for itself and every bigram it starts, as in
-    :class:`vault_tools.analysis.CjkCharQuery`.
+    :class:`vault_tools.analysis.CjkCharQuery`. A neighbour's clause backs off: it counts only
+    for entries whose own text lacks the term (see :meth:`vault_tools.scorer.BlockScorer.scores`).
     """
     from vault_tools import index as ix
     from vault_tools.analysis import cjk_char_terms, is_cjk_char
@@ -400,9 +441,10 @@ def keyword_clauses(parts: Sequence[KeywordPart], searcher: Any) -> list[Clause]
     clauses = []
     for field_name, term, boost in parts:
         texts: tuple[str, ...] = (term,)
-        if field_name != ix.F_TAGS and is_cjk_char(term):
+        if field_name not in (ix.F_TAGS, ix.F_SPEAKER) and is_cjk_char(term):
             texts = tuple(cjk_char_terms(reader, field_name, term))
-        clauses.append(Clause(field_name, texts, boost))
+        unless = ix.F_TEXT if field_name in NEIGHBOUR_FIELDS else None
+        clauses.append(Clause(field_name, texts, boost, unless))
     return clauses
 
 
@@ -642,13 +684,16 @@ def rescore(
     stored = candidate.fields
     kind = stored.get("kind", "note")
     day = _day_of(stored)
+    weight = (
+        tuning.recency_weight if window.core_since or window.core_until else tuning.recency_weight_untimed
+    )
     if kind == "memory":
         recency = 1.0
     elif day is None:
-        recency = 1.0 - tuning.recency_weight / 2
+        recency = 1.0 - weight / 2
     else:
         age = max(0, (as_of - day).days)
-        recency = 1.0 - tuning.recency_weight + tuning.recency_weight * 0.5 ** (age / half_life)
+        recency = 1.0 - weight + weight * 0.5 ** (age / half_life)
     importance = stored.get("importance")
     value = float(importance) if importance is not None else 0.5
     value = min(1.0, max(0.0, value)) if math.isfinite(value) else 0.5
@@ -1053,7 +1098,7 @@ class Recaller:
 
         scorer = self._scorer
         if scorer is None or scorer.searcher is not self._searcher:
-            fields = (ix.F_TEXT, ix.F_SECTION, ix.F_TAGS)
+            fields = (ix.F_TEXT, ix.F_BEFORE, ix.F_AFTER, ix.F_SPEAKER, ix.F_SECTION, ix.F_TAGS)
             scorer = self._scorer = BlockScorer.for_searcher(self._searcher, fields, previous=scorer)
         return scorer
 
@@ -1068,7 +1113,11 @@ class Recaller:
     ) -> dict[int, float]:
         """Docnum -> BM25F of the best ``pool`` hits in the window, then (``wide``) the best
         ``limit + 5`` without it, from one pass over the postings."""
-        scores = scorer.scores(keyword_clauses(parts, self._searcher))
+        tuning = self.tuning
+        clauses = keyword_clauses(parts, self._searcher)
+        scores = scorer.scores(
+            clauses, backoff_terms=tuning.context_terms, backoff_floor=tuning.context_floor
+        )
         found = dict(scorer.top(scores, pool, filters.doc_filter(scorer)))
         if wide is not None:
             for docnum, score in scorer.top(scores, limit + 5, wide.doc_filter(scorer)):

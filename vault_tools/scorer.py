@@ -49,6 +49,7 @@ class Clause:
     field: str
     texts: tuple[str, ...]
     boost: float = 1.0
+    unless: str | None = None  # count only for documents without these texts in this field
 
 
 @dataclass(frozen=True)
@@ -118,11 +119,33 @@ class BlockScorer:
 
     # -- scoring -----------------------------------------------------------------------------
 
-    def scores(self, clauses: Sequence[Clause]) -> Scores:
-        """Global document number -> summed score over ``clauses`` (deleted documents left out)."""
+    def scores(
+        self, clauses: Sequence[Clause], *, backoff_terms: int = 1, backoff_floor: float = 0.0
+    ) -> Scores:
+        """Global document number -> summed score over ``clauses`` (deleted documents left out).
+
+        A document that only back-off clauses (``unless``) match is kept when they match at
+        least ``backoff_terms`` different texts (one word shared with a neighbour says little)
+        and it scores at least ``backoff_floor`` times the best document matched directly.
+        """
         total: Scores = {}
+        direct: set[int] = set()
+        backed: dict[int, set[tuple[str, ...]]] = {}
         for clause in clauses:
-            total = _summed(total, self._clause_scores(clause))
+            scores = self._clause_scores(clause)
+            if clause.unless is None:
+                direct.update(scores)
+            else:
+                have = self._clause_scores(Clause(clause.unless, clause.texts))
+                scores = {docnum: score for docnum, score in scores.items() if docnum not in have}
+                for docnum in scores:
+                    backed.setdefault(docnum, set()).add(clause.texts)
+            total = _summed(total, scores)
+        if backoff_terms > 1 or backoff_floor > 0:
+            floor = backoff_floor * max((total[docnum] for docnum in direct), default=0.0)
+            for docnum, texts in backed.items():
+                if docnum not in direct and (len(texts) < backoff_terms or total[docnum] < floor):
+                    del total[docnum]
         for leaf in self.leaves:
             if leaf.reader.has_deletions():
                 for docnum in leaf.reader.deleted_docs_set:

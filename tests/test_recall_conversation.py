@@ -1,0 +1,210 @@
+"""recall on conversations: neighbours, speakers, time words that only rank, in English and Chinese.
+
+The vault is a small transcript in the form ``- HH:MM **Name**: text`` (one turn a bullet) next
+to ordinary notes. Each test pins one rule of the ranking and fails when the rule is gone: the
+answer that shares no word with the question is found through the turn that asked it; a word
+shared with a neighbour never makes a hit on its own; neighbours never carry words across a
+privacy boundary; a name in the question prefers that speaker's lines.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from helpers import write
+
+from vault_tools.config import load_config
+from vault_tools.index import Index, neighbour_texts
+from vault_tools.notes import read_note
+from vault_tools.recall import DEFAULT_TUNING, Recaller, Tuning
+
+AS_OF = dt.date(2026, 6, 30)
+
+TRANSCRIPT = """---
+date: 2026-03-04
+---
+# 2026-03-04
+
+## 18:00 · Session 1
+
+- 18:00 **Ana**: I finally finished my first novella last week!
+- 18:00 **Ben**: Congratulations! What is it about?
+- 18:00 **Ana**: Thanks, Ben! It's a mix of drama and romance.
+- 18:00 **Ben**: Sounds great. I went hiking at Lake Tahoe on Sunday.
+- 18:00 **Ana**: Lovely, send me the photos.
+
+## 20:00 · Session 2
+
+- 20:00 **Ben**: 你最喜欢哪种咖啡？
+- 20:00 **Ana**: 我每天早上都喝手冲的耶加雪菲。
+- 20:00 **Ben**: I painted a lighthouse this weekend.
+- 20:00 **Ana**: Ben, your lighthouse painting is beautiful!
+"""
+
+NOTES = """---
+date: 2026-05-20
+---
+# 2026-05-20
+
+- 09:00 Keycloak needs ops work before the auth migration.
+- 10:00 Lunch with Dana at the ramen place.
+- 11:00 Renewed the passport at the city office. #private
+- 12:00 Team offsite agenda is ready #shared
+- 13:00 The offsite hotel is in Lisbon #shared
+"""
+
+
+@pytest.fixture
+def session(tmp_path: Path) -> Iterator[Recaller]:
+    vault = tmp_path / "vault"
+    write(
+        vault / "MEMORY.md",
+        "---\ntitle: memory\n---\n# Memory\n\n## Facts\n\n- Ana writes fiction\n- Ben likes painting\n",
+    )
+    write(vault / "memory" / "2026-03-04.md", TRANSCRIPT)
+    write(vault / "memory" / "2026-05-20.md", NOTES)
+    config = load_config(vault)
+    Index(config).rebuild()
+    with Recaller(config, catch_up="never") as warm:
+        yield warm
+
+
+def texts(session: Recaller, query: str, *, tuning: Tuning | None = None, **options: object) -> list[str]:
+    if tuning is not None:
+        session.tuning = tuning
+    result = session.recall(query, as_of=AS_OF, **options)  # type: ignore[arg-type]
+    return [hit.text for hit in result.results]
+
+
+def test_an_answer_is_found_through_the_question_before_it(session: Recaller) -> None:
+    found = texts(session, "What genre is Ana's novella?")
+    assert found[:2] == [
+        "**Ana**: I finally finished my first novella last week!",
+        "**Ana**: Thanks, Ben! It's a mix of drama and romance.",
+    ]
+    without = dataclasses.replace(DEFAULT_TUNING, before_boost=0.0, after_boost=0.0)
+    assert texts(session, "What genre is Ana's novella?", tuning=without)[1] != found[1]
+
+
+def test_a_chinese_answer_is_found_through_its_question(session: Recaller) -> None:
+    found = texts(session, "Ana 最喜欢哪种咖啡")
+    assert set(found[:2]) == {"**Ana**: 我每天早上都喝手冲的耶加雪菲。", "**Ben**: 你最喜欢哪种咖啡？"}
+    without = dataclasses.replace(DEFAULT_TUNING, before_boost=0.0, after_boost=0.0)
+    assert (
+        "**Ana**: 我每天早上都喝手冲的耶加雪菲。"
+        not in texts(session, "Ana 最喜欢哪种咖啡", tuning=without)[:2]
+    )
+
+
+def test_a_neighbour_adds_nothing_where_the_entry_has_the_word_itself(session: Recaller) -> None:
+    """Back-off: the lighthouse lines score by their own words, not once more through each other."""
+    result = session.recall("lighthouse", as_of=AS_OF, explain=True)
+    scores = {hit.text: hit.explain["bm25"] for hit in result.results if hit.explain}
+    assert set(scores) == {
+        "**Ben**: I painted a lighthouse this weekend.",
+        "**Ana**: Ben, your lighthouse painting is beautiful!",
+    }
+    on_their_own = dataclasses.replace(DEFAULT_TUNING, before_boost=0.0, after_boost=0.0)
+    session.tuning = on_their_own
+    alone = session.recall("lighthouse", as_of=AS_OF, explain=True)
+    assert {hit.text: hit.explain["bm25"] for hit in alone.results if hit.explain} == pytest.approx(scores)
+
+
+def test_one_word_shared_with_a_neighbour_makes_no_hit(session: Recaller) -> None:
+    assert texts(session, "Keycloak") == ["Keycloak needs ops work before the auth migration."]
+    assert texts(session, "Keycloak", tuning=dataclasses.replace(DEFAULT_TUNING, context_terms=1)) == [
+        "Keycloak needs ops work before the auth migration.",
+        "Lunch with Dana at the ramen place.",
+    ]
+
+
+def test_neighbours_never_carry_words_across_privacy(session: Recaller) -> None:
+    """A #private line never makes its personal neighbour match, a personal line never a shared one."""
+    assert "Lunch with Dana at the ramen place." not in texts(session, "renewed passport office")
+    group = texts(session, "ramen lunch Dana agenda", chat="group")
+    assert group == ["Team offsite agenda is ready #shared"]
+    # Shared neighbours do count for each other: the hotel line is found through the agenda line.
+    assert "The offsite hotel is in Lisbon #shared" in texts(session, "offsite agenda ready", chat="group")
+
+
+def test_neighbours_stay_inside_their_section_and_memory_items_have_none(tmp_path: Path) -> None:
+    vault = tmp_path / "v"
+    path = write(vault / "memory" / "2026-03-04.md", TRANSCRIPT)
+    note = read_note(path, vault)
+    pairs = dict(zip((e.text for e in note.entries), neighbour_texts(note.entries), strict=True))
+    before, after = pairs["**Ana**: Lovely, send me the photos."]
+    assert "Lake Tahoe" in before and "novella" not in before and after == ""  # two back, not three
+    assert pairs["**Ben**: 你最喜欢哪种咖啡？"][0] == ""  # the first turn of session 2
+    memory = write(vault / "MEMORY.md", "# Memory\n\n- Ana writes fiction\n- Ben likes painting\n")
+    items = read_note(memory, vault).entries
+    assert neighbour_texts(items) == [("", ""), ("", "")]
+
+
+def test_a_name_in_the_question_prefers_what_that_person_said(session: Recaller) -> None:
+    """ "Ben" is who painted: his own line beats Ana's line that only names him."""
+    found = texts(session, "What did Ben paint?")
+    assert found[0] == "**Ben**: I painted a lighthouse this weekend."
+    plain = dataclasses.replace(DEFAULT_TUNING, speaker_boost=0.0, speaker_text_factor=1.0)
+    assert texts(session, "What did Ben paint?", tuning=plain)[0] != found[0]
+
+
+def test_a_dated_phrase_wins_over_recently(session: Recaller) -> None:
+    result = session.recall("what did Ana finish recently in March 2026?", as_of=AS_OF)
+    assert result.filters["time_phrase"] == "in March 2026"
+    assert "recent" not in result.filters["keywords"]
+    assert result.results[0].text == "**Ana**: I finally finished my first novella last week!"
+
+
+def test_without_time_words_age_barely_matters(tmp_path: Path) -> None:
+    """Two equal lines months apart: without time words they score within a few percent."""
+    vault = tmp_path / "v"
+    write(vault / "memory" / "2026-01-05.md", "- 10:00 Bought a green kayak\n")
+    write(vault / "memory" / "2026-06-29.md", "- 10:00 Bought a green kayak paddle\n")
+    config = load_config(vault)
+    Index(config).rebuild()
+    with Recaller(config, catch_up="never") as warm:
+        hits = warm.recall("green kayak", as_of=AS_OF, explain=True).results
+        recency = {hit.date: hit.explain["recency"] for hit in hits if hit.explain}
+        assert recency["2026-06-29"] > recency["2026-01-05"] >= 1 - DEFAULT_TUNING.recency_weight_untimed
+        timed = warm.recall("green kayak this year", as_of=AS_OF, explain=True).results
+        assert (
+            min(hit.explain["recency"] for hit in timed if hit.explain)
+            < 1 - DEFAULT_TUNING.recency_weight_untimed
+        )
+
+
+@pytest.mark.parametrize(
+    "line,speaker",
+    [
+        ("- 10:00 **Ana**: hello", "Ana"),
+        ("- **Mary Ann**: hi there", "Mary Ann"),
+        ("- **妈妈**：记得吃药", "妈妈"),
+        ("- **Ben:** colon inside the bold", "Ben"),
+        ("- **bold** words: not a speaker", None),
+        ("- Ana: plain names are not read as speakers", None),
+    ],
+)
+def test_speaker_of_a_transcript_line(tmp_path: Path, line: str, speaker: str | None) -> None:
+    path = write(tmp_path / "memory" / "2026-03-04.md", line + "\n")
+    (entry,) = read_note(path, tmp_path).entries
+    assert entry.speaker == speaker
+
+
+@pytest.mark.parametrize(
+    "query,phrase,rest",
+    [
+        ("what did she bake recently in May 2022?", "in May 2022", "what did she bake?"),
+        ("最近三月我们讨论了什么", "三月", "我们讨论了什么"),
+        ("what did we discuss recently?", "recently", "what did we discuss?"),
+    ],
+)
+def test_a_vague_time_word_loses_to_a_dated_one(query: str, phrase: str, rest: str) -> None:
+    from vault_tools.timewords import extract_time_window
+
+    window, remainder = extract_time_window(query, dt.date(2022, 11, 20))
+    assert window is not None and window.phrase == phrase
+    assert remainder == rest
