@@ -45,7 +45,7 @@ def test_not_a_repository_then_init_with_gitignore(tmp_path: Path) -> None:
     vault = make_vault(tmp_path)
     assert gitops.VaultRepo.open(vault) is None
     with gitops.init_repo(vault) as repo:
-        assert repo.head_commit() is None
+        assert repo.head_sha() is None
         assert (vault / ".gitignore").read_text() == ".vault-tools/\n"
         sha = repo.baseline([".gitignore", "MEMORY.md", "memory/2026-11-20.md"], "memory: start tracking")
         assert sha is not None
@@ -202,3 +202,26 @@ def test_parse_trailers() -> None:
         "B": ["two words"],
     }
     assert gitops.parse_trailers("only a subject") == {}
+
+
+def test_a_sha256_repository(tmp_path: Path) -> None:
+    vault = make_vault(tmp_path)
+    git(vault, "init", "-q", "--object-format=sha256")
+    git(vault, "add", "-A")
+    git(vault, "commit", "-qm", "start")
+    with gitops.VaultRepo.open(vault) as repo:  # type: ignore[union-attr]
+        start = repo.head_sha()
+        assert start is not None and len(start) == 64
+        assert repo.read_head("MEMORY.md") == (vault / "MEMORY.md").read_bytes()
+        message = 'memory: prune "one"\n\nArchived.\n\nBlock: m-abcdef\n'
+        sha = repo.commit(
+            {"memory/archive/2026-12.md": b"# Archive\n- one\n", "MEMORY.md": b"# Memory\n"}, message
+        )
+        assert len(sha) == 64 and repo.read_head("memory/archive/2026-12.md") == b"# Archive\n- one\n"
+        info = repo.bot_commit(sha[:12])
+        assert [f.path for f in info.files] == ["MEMORY.md", "memory/archive/2026-12.md"]
+        assert info.files[1].before is None and info.trailers == {"Block": ["m-abcdef"]}
+        repo.commit({"memory/archive/2026-12.md": None}, "remove")
+    assert "archive" not in git(vault, "ls-tree", "-r", "--name-only", "HEAD")
+    assert git(vault, "status", "--porcelain") == " M MEMORY.md\n"  # the working tree is never touched
+    git(vault, "fsck", "--strict")

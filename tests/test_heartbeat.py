@@ -478,6 +478,22 @@ def test_stale_index_lock_is_reported_and_the_next_run_commits(tmp_path: Path) -
     assert len(subjects(vault)) == 1 + report.pending_commits
 
 
+def test_a_sha256_repository_gets_its_commits_and_undo(tmp_path: Path) -> None:
+    vault = make_vault(tmp_path)
+    git(vault, "init", "-q", "--object-format=sha256")
+    (vault / ".gitignore").write_text(".vault-tools/\n")
+    git(vault, "add", "-A")
+    git(vault, "commit", "-qm", "notes")
+    report = run(vault)
+    assert report.commits and all(len(sha) == 64 for sha in report.commits)
+    assert git(vault, "status", "--porcelain") == "" and len(subjects(vault)) == 1 + len(report.commits)
+    target = report.promoted[0]
+    assert target.commit is not None
+    heartbeat.undo(config(vault), target.commit)
+    assert target.block_id not in memory(vault)
+    git(vault, "fsck", "--strict")
+
+
 def test_detached_head_defers_commits(tmp_path: Path) -> None:
     vault = committed(make_vault(tmp_path))
     git(vault, "checkout", "-q", "--detach")
