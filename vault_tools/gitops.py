@@ -15,10 +15,15 @@ States the bot will not commit in:
 
 * a merge, rebase, cherry-pick, revert or bisect in progress (:meth:`VaultRepo.in_progress`): the
   files may hold conflict markers, so the heartbeat skips the whole run with a message;
-* a held ``.git/index.lock`` (reported as stale after 10 minutes; never deleted: only a person
-  knows whether a git process still runs) or a detached HEAD (a commit there is easily lost)
-  (:meth:`VaultRepo.commit_blocker`): the heartbeat writes its changes and leaves the commits for
-  the next run.
+* a detached HEAD (a commit there is easily lost) (:meth:`VaultRepo.commit_blocker`): the
+  heartbeat writes its changes and leaves the commits for the next run.
+
+Git's lock files (``index.lock``, ref locks) are checked before a run (:meth:`VaultRepo.clear_locks`,
+:mod:`vault_tools.gitlocks`): one a crash left behind is removed with a warning, one a live process
+holds is waited for and then reported (exit 5), never removed.
+
+Objects are made by git's own plumbing (``hash-object``, ``mktree``, ``commit-tree``) and read through
+one ``git cat-file --batch``, so SHA-1 and SHA-256 repositories work alike.
 
 A vault that is not in a repository gets one (:func:`init_repo`); a repository whose branch has no
 commit yet gets a *baseline* commit of the vault's memory files before the bot's first change, so
@@ -43,7 +48,7 @@ if TYPE_CHECKING:
 
 BOT_NAME = "vault-tools bot"
 BOT_EMAIL = "bot@vault-tools.invalid"
-STALE_LOCK_SECONDS = 600
+LOCK_RETRY_SECONDS = 5.0  # a lock taken by another git command for a moment (a status refresh)
 FILE_MODE = 0o100644
 GITIGNORE_LINE = ".vault-tools/\n"
 
@@ -145,7 +150,15 @@ class VaultRepo:
         self.close()
 
     def run(self, *args: str, stdin: bytes | None = None, check: bool = True) -> str:
-        return run_git(self.root, *args, stdin=stdin, check=check)
+        """Run git in the repository; a lock another git command holds for a moment is waited for."""
+        deadline = time.monotonic() + LOCK_RETRY_SECONDS
+        while True:
+            try:
+                return run_git(self.root, *args, stdin=stdin, check=check)
+            except GitError as exc:
+                if ".lock': File exists" not in str(exc) or time.monotonic() >= deadline:
+                    raise
+            time.sleep(0.05)
 
     def repo_path(self, path: str) -> str:
         return self.prefix + path
@@ -172,24 +185,30 @@ class VaultRepo:
 
     def commit_blocker(self) -> str | None:
         """Why the bot cannot commit right now (files may still be written), or None."""
-        lock = self.git_dir / "index.lock"
-        try:
-            age = time.time() - lock.stat().st_mtime
-        except FileNotFoundError:
-            age = None
-        if age is not None:
-            if age >= STALE_LOCK_SECONDS:
-                return (
-                    f"{lock} is {age / 60:.0f} minutes old: a git command probably crashed. If no git "
-                    f"command is running, remove it (rm {lock}); commits are left for the next run"
-                )
-            return f"{lock} is held by a running git command; commits are left for the next run"
         if self.repo.head.is_detached:
             return (
                 "HEAD is detached (not on a branch), where bot commits would be easy to lose; check out "
                 "a branch (git switch main) and the next run commits the changes"
             )
         return None
+
+    def clear_locks(self, *, wait_seconds: float, grace_seconds: float, warn: Callable[[str], None]) -> None:
+        """Remove git locks a crash left behind, wait for live ones (see :mod:`vault_tools.gitlocks`).
+
+        Raises LockedError naming the lock when a live process still holds one after ``wait_seconds``.
+        """
+        from vault_tools import gitlocks
+
+        ours = frozenset({self._objects.pid} if self._objects is not None and self._objects.pid else set())
+        for git_dir in dict.fromkeys((self.git_dir, Path(self.repo.common_dir).resolve())):
+            gitlocks.clear(
+                git_dir,
+                self.root,
+                wait_seconds=wait_seconds,
+                grace_seconds=grace_seconds,
+                warn=warn,
+                ignore=ours,
+            )
 
     def head_sha(self) -> str | None:
         """The commit HEAD points at (None before the first commit), read from the ref files."""
@@ -481,6 +500,10 @@ class ObjectReader:
             raise GitError(f"git cat-file could not read object {sha} in {self.root}")
         data = process.stdout.read(int(header[2]) + 1)
         return data[:-1]
+
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid if self._process is not None else None
 
     def _start(self) -> subprocess.Popen[bytes]:
         if self._process is None or self._process.poll() is not None:

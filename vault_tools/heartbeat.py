@@ -44,7 +44,7 @@ Crash safety: before writing anything the run records its plan in a journal
 each change is committed, and at the end the state is saved and the journal removed. The next run
 replays a journal it finds: ops are idempotent and "already committed" is seen by comparing with
 HEAD, so a run killed at any point is finished without duplicates. Changes that could not be
-committed (a held ``index.lock``, a detached HEAD) stay in the journal and are committed by the
+committed (a detached HEAD) stay in the journal and are committed by the
 next run. One heartbeat at a time: the ``heartbeat`` lock.
 """
 
@@ -1401,7 +1401,7 @@ def run_heartbeat(
 
 
 def run_locked(ctx: Context, state: State, report: HeartbeatReport, step: Progress) -> None:
-    repo, blocker = open_repo(ctx.vault, report)
+    repo, blocker = open_repo(ctx.vault, report, ctx.settings)
     try:
         rebuild_registry(repo, state)
         committer = Committer(repo, ctx.vault, report, blocker)
@@ -1429,7 +1429,9 @@ def run_locked(ctx: Context, state: State, report: HeartbeatReport, step: Progre
             repo.close()
 
 
-def open_repo(vault: Path, report: HeartbeatReport) -> tuple[VaultRepo | None, str | None]:
+def open_repo(
+    vault: Path, report: HeartbeatReport, settings: HeartbeatConfig
+) -> tuple[VaultRepo | None, str | None]:
     from vault_tools import gitops
 
     try:
@@ -1444,6 +1446,15 @@ def open_repo(vault: Path, report: HeartbeatReport) -> tuple[VaultRepo | None, s
     if problem:
         repo.close()
         raise GitError(problem)
+    try:
+        repo.clear_locks(
+            wait_seconds=settings.lock_wait_seconds,
+            grace_seconds=settings.lock_grace_seconds,
+            warn=report.warnings.append,
+        )
+    except VaultError:
+        repo.close()
+        raise
     blocker = repo.commit_blocker()
     if blocker:
         report.warnings.append(blocker)
