@@ -375,6 +375,10 @@ class VaultRepo:
         self._head_sha, self._head_files = new, known
         return new
 
+    def forget_index(self) -> None:
+        """Drop what is cached about the index (after something else changed it)."""
+        self._index_cache.clear()
+
     def index_entry(self, path: str) -> str | None:
         """The blob sha the index holds for vault-relative ``path`` (None: not in the index)."""
         if path not in self._index_cache:

@@ -1401,11 +1401,15 @@ def run_heartbeat(
 
 
 def run_locked(ctx: Context, state: State, report: HeartbeatReport, step: Progress) -> None:
+    for folder in (ctx.vault, ctx.vault / "memory", ctx.vault / "memory" / "archive"):
+        for leftover in notes.remove_dead_temps(folder):
+            report.warnings.append(f"removed {leftover}: a write that was killed left it")
     repo, blocker = open_repo(ctx.vault, report, ctx.settings)
     try:
         rebuild_registry(repo, state)
         committer = Committer(repo, ctx.vault, report, blocker)
         pending = resume(ctx, state, committer, report, step)
+        sync_if_configured(ctx, repo, report, "before the run")
         wait_quiet(ctx, repo, report)
         sim = Simulation(ctx.vault, committer.head)
         plan = plan_run(ctx, state, sim, report, pending)
@@ -1423,7 +1427,8 @@ def run_locked(ctx: Context, state: State, report: HeartbeatReport, step: Progre
             committer.report_around()
         finish(ctx, state, plan.processed, plan.registry, [*pending, *uncommitted], report)
         step("state")
-        push_if_configured(ctx, committer, report)
+        if report.commits:
+            sync_if_configured(ctx, repo, report, "after the commits")
     finally:
         if repo is not None:
             repo.close()
@@ -1542,13 +1547,23 @@ def wait_quiet(ctx: Context, repo: VaultRepo | None, report: HeartbeatReport) ->
         report.warnings.append(f"waited {waited:.0f} s for recent edits to MEMORY.md to settle")
 
 
-def push_if_configured(ctx: Context, committer: Committer, report: HeartbeatReport) -> None:
-    if not ctx.settings.push or not report.commits or committer.repo is None:
+def sync_if_configured(ctx: Context, repo: VaultRepo | None, report: HeartbeatReport, when: str) -> None:
+    """With ``[heartbeat] push = true``: bring the remote's commits in and push (:mod:`vault_tools.sync`).
+
+    A failure (offline, a person's edits in the way) is a warning: the run works on, and the next
+    sync pushes the local commits.
+    """
+    if not ctx.settings.push or repo is None:
         return
+    from vault_tools import sync
+
+    result = sync.SyncReport()
     try:
-        committer.repo.push(ctx.settings.remote)
+        sync.recover(repo, ctx.config, report.warnings)
+        sync.sync_repo(repo, ctx.config, result)
     except GitError as exc:
-        report.warnings.append(f"push to {ctx.settings.remote} failed: {exc}")
+        report.warnings.append(f"sync {when}: {exc}")
+    report.warnings += [f"sync {when}: dropped {why}" for why in result.dropped] + result.warnings
 
 
 def write_run_records(config: Config, report: HeartbeatReport) -> None:
