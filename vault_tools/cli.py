@@ -102,6 +102,8 @@ def cmd_init(args: argparse.Namespace, out: Output) -> int:
             lines.append(f"  sample notes re-dated by {report.shifted_days:+d} days to end today")
         if report.git_initialised:
             lines.append("  initialised a git repository")
+        if report.commit:
+            lines.append(f"  committed them ({report.commit[:10]})")
         return "\n".join(lines)
 
     out.result(report, text)

@@ -571,12 +571,21 @@ def describe(vault: Path) -> dict[str, Any]:
         head = repo.repo.head
         branch = None if head.is_detached else head.reference.name
         problem = repo.in_progress() or repo.commit_blocker()
-        dirty = repo.run(
-            "status", "--porcelain", "--untracked-files=no", "--", repo.prefix or ".", check=False
+        status = repo.run(
+            "status", "--porcelain", "--untracked-files=all", "--", repo.prefix or ".", check=False
+        ).splitlines()
+        changed = len([line for line in status if line.strip() and not line.startswith("??")])
+        state_dir = f"{repo.prefix}.vault-tools/"
+        untracked = len(
+            [line for line in status if line.startswith("??") and not line[3:].startswith(state_dir)]
         )
-        changed = len([line for line in dirty.splitlines() if line.strip()])
         parts = [f"branch {branch}" if branch else "detached HEAD"]
-        parts.append(f"{changed} uncommitted change{'s' if changed != 1 else ''}" if changed else "clean")
+        if changed:
+            parts.append(f"{changed} uncommitted change{'s' if changed != 1 else ''}")
+        if untracked:
+            parts.append(f"{untracked} untracked file{'s' if untracked != 1 else ''}")
+        if not changed and not untracked:
+            parts.append("clean")
         if repo.head_sha() is None:
             parts.append("no commits yet")
         if problem:
@@ -585,6 +594,7 @@ def describe(vault: Path) -> dict[str, Any]:
             "repository": str(repo.root),
             "branch": branch,
             "uncommitted": changed,
+            "untracked": untracked,
             "problem": problem,
             "summary": ", ".join(parts),
         }
