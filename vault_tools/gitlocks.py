@@ -102,9 +102,11 @@ def proc_holders(lock: Path, roots: tuple[Path, ...], ignore: frozenset[int]) ->
             try:
                 cwd = os.readlink(entry / "cwd")
                 environ = (entry / "environ").read_bytes().split(b"\0")
-            except OSError:
+            except PermissionError:
                 found.append(f"pid {entry.name} (git, another user's: cannot check where it runs)")
                 continue
+            except OSError:
+                continue  # it exited while we looked
             git_env = [
                 v.split(b"=", 1)[1].decode("utf-8", "replace") for v in environ if v.startswith(b"GIT_")
             ]
