@@ -64,6 +64,44 @@ def test_init_creates_the_layout_and_a_git_repo(tmp_path: Path, capsys: pytest.C
     assert {"Decisions", "Preferences", "Lessons", "Facts"} <= {
         m.group(2) for line in memory.lines if (m := notes.HEADING.match(line.strip()))
     }
+    assert report["commit"] is not None
+
+
+def test_init_makes_a_first_commit_of_only_the_files_it_created(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    vault = tmp_path / "v"
+    vault.mkdir()
+    (vault / "todo.txt").write_text("a person's file, not init's\n")
+    code, out, _ = run(capsys, "init", str(vault))
+    assert code == 0 and "committed them" in out
+    log = subprocess.run(
+        ["git", "log", "--format=%an|%s", "--name-only"], cwd=vault, capture_output=True, text=True
+    )
+    assert log.stdout.split() == [
+        "vault-tools",
+        "bot|vault-tools",
+        "init:",
+        "start",
+        "the",
+        "vault",
+        ".gitignore",
+        "MEMORY.md",
+    ]
+    status = subprocess.run(["git", "status", "--porcelain"], cwd=vault, capture_output=True, text=True)
+    assert status.stdout == "?? todo.txt\n"
+
+
+def test_status_in_a_repository_with_no_commits(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    vault = tmp_path / "v"
+    (vault / "memory").mkdir(parents=True)
+    (vault / "MEMORY.md").write_text("# Memory\n")
+    (vault / "memory" / "2026-03-10.md").write_text("- 我的一条笔记\n")
+    subprocess.run(["git", "init", "-q", str(vault)], check=True)
+    code, out, err = run(capsys, "--vault", str(vault), "status")
+    assert code == 0 and err == ""  # git's "does not have any commits yet" never reaches the terminal
+    (line,) = [x for x in out.splitlines() if x.startswith("git:")]
+    assert "2 untracked files" in line and "no commits yet" in line and "clean" not in line
 
 
 def test_init_refuses_to_overwrite(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

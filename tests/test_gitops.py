@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -45,7 +43,7 @@ def test_not_a_repository_then_init_with_gitignore(tmp_path: Path) -> None:
     vault = make_vault(tmp_path)
     assert gitops.VaultRepo.open(vault) is None
     with gitops.init_repo(vault) as repo:
-        assert repo.head_commit() is None
+        assert repo.head_sha() is None
         assert (vault / ".gitignore").read_text() == ".vault-tools/\n"
         sha = repo.baseline([".gitignore", "MEMORY.md", "memory/2026-11-20.md"], "memory: start tracking")
         assert sha is not None
@@ -155,15 +153,6 @@ def test_states_the_bot_will_not_touch_or_commit_in(repo: gitops.VaultRepo) -> N
     (git_dir / "rebase-merge").mkdir()
     assert "rebase" in (repo.in_progress() or "")
     (git_dir / "rebase-merge").rmdir()
-    lock = git_dir / "index.lock"
-    lock.write_text("")
-    assert "held by a running git command" in (repo.commit_blocker() or "")
-    old = time.time() - 3600
-    os.utime(lock, (old, old))
-    blocker = repo.commit_blocker() or ""
-    assert "60 minutes old" in blocker and "rm " in blocker
-    assert lock.exists()  # reported, never removed
-    lock.unlink()
     git(repo.vault, "checkout", "-q", "--detach")
     assert "detached" in (repo.commit_blocker() or "")
 
@@ -202,3 +191,26 @@ def test_parse_trailers() -> None:
         "B": ["two words"],
     }
     assert gitops.parse_trailers("only a subject") == {}
+
+
+def test_a_sha256_repository(tmp_path: Path) -> None:
+    vault = make_vault(tmp_path)
+    git(vault, "init", "-q", "--object-format=sha256")
+    git(vault, "add", "-A")
+    git(vault, "commit", "-qm", "start")
+    with gitops.VaultRepo.open(vault) as repo:  # type: ignore[union-attr]
+        start = repo.head_sha()
+        assert start is not None and len(start) == 64
+        assert repo.read_head("MEMORY.md") == (vault / "MEMORY.md").read_bytes()
+        message = 'memory: prune "one"\n\nArchived.\n\nBlock: m-abcdef\n'
+        sha = repo.commit(
+            {"memory/archive/2026-12.md": b"# Archive\n- one\n", "MEMORY.md": b"# Memory\n"}, message
+        )
+        assert len(sha) == 64 and repo.read_head("memory/archive/2026-12.md") == b"# Archive\n- one\n"
+        info = repo.bot_commit(sha[:12])
+        assert [f.path for f in info.files] == ["MEMORY.md", "memory/archive/2026-12.md"]
+        assert info.files[1].before is None and info.trailers == {"Block": ["m-abcdef"]}
+        repo.commit({"memory/archive/2026-12.md": None}, "remove")
+    assert "archive" not in git(vault, "ls-tree", "-r", "--name-only", "HEAD")
+    assert git(vault, "status", "--porcelain") == " M MEMORY.md\n"  # the working tree is never touched
+    git(vault, "fsck", "--strict")

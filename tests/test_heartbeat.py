@@ -459,23 +459,69 @@ def test_crlf_and_bom_are_kept(tmp_path: Path) -> None:
     assert data.startswith("\ufeff".encode()) and b"\n" not in data.replace(b"\r\n", b"")
 
 
-def test_stale_index_lock_is_reported_and_the_next_run_commits(tmp_path: Path) -> None:
+def test_a_stale_index_lock_is_removed_with_a_warning_and_the_run_commits(tmp_path: Path) -> None:
     vault = committed(make_vault(tmp_path))
     lock = vault / ".git" / "index.lock"
     lock.write_text("")
     old = time.time() - 3600
     os.utime(lock, (old, old))
     report = run(vault)
-    assert any("index.lock" in w and "minutes old" in w for w in report.warnings)
-    assert report.commits == [] and report.pending_commits == len(report.promoted) + len(report.pruned)
-    assert lock.exists()
-    written = memory(vault)
-    lock.unlink()
-    again = run(vault)
-    assert memory(vault) == written
-    assert len(again.commits) == report.pending_commits and again.pending_commits == 0
+    assert any(str(lock) in w and "60 minutes" in w and "removed" in w for w in report.warnings)
+    assert report.commits and report.pending_commits == 0 and not lock.exists()
     assert git(vault, "status", "--porcelain") == ""
-    assert len(subjects(vault)) == 1 + report.pending_commits
+
+
+def test_an_index_lock_a_live_process_holds_is_waited_for_then_exit_5(tmp_path: Path) -> None:
+    vault = committed(make_vault(tmp_path))
+    lock = vault / ".git" / "index.lock"
+    lock.write_text("")
+    old = time.time() - 3600
+    os.utime(lock, (old, old))
+    before = memory(vault)
+    release = tmp_path / "release"
+    holder = subprocess.Popen(  # any process, not only git: it has the file open
+        [sys.executable, "-c", HOLD_SCRIPT, str(lock), str(release)], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "holding"
+        with pytest.raises(LockedError, match=r"index\.lock") as caught:
+            run(vault, settings={"lock_wait_seconds": 0.3, "lock_grace_seconds": 0.0})
+        assert f"pid {holder.pid}" in str(caught.value)
+        assert lock.exists() and memory(vault) == before and len(subjects(vault)) == 1
+    finally:
+        release.write_text("x")
+        holder.wait(timeout=20)
+        assert holder.stdout is not None
+        holder.stdout.close()
+    report = run(vault, settings={"lock_grace_seconds": 0.0})  # the holder is gone: now it is stale
+    assert report.commits and not lock.exists()
+
+
+HOLD_SCRIPT = """
+import sys, time
+from pathlib import Path
+handle = open(sys.argv[1], "a")
+print("holding", flush=True)
+deadline = time.monotonic() + 30
+while not Path(sys.argv[2]).exists() and time.monotonic() < deadline:
+    time.sleep(0.02)
+"""
+
+
+def test_a_sha256_repository_gets_its_commits_and_undo(tmp_path: Path) -> None:
+    vault = make_vault(tmp_path)
+    git(vault, "init", "-q", "--object-format=sha256")
+    (vault / ".gitignore").write_text(".vault-tools/\n")
+    git(vault, "add", "-A")
+    git(vault, "commit", "-qm", "notes")
+    report = run(vault)
+    assert report.commits and all(len(sha) == 64 for sha in report.commits)
+    assert git(vault, "status", "--porcelain") == "" and len(subjects(vault)) == 1 + len(report.commits)
+    target = report.promoted[0]
+    assert target.commit is not None
+    heartbeat.undo(config(vault), target.commit)
+    assert target.block_id not in memory(vault)
+    git(vault, "fsck", "--strict")
 
 
 def test_detached_head_defers_commits(tmp_path: Path) -> None:

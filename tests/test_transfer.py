@@ -402,9 +402,7 @@ def git(vault: Path, *args: str) -> str:
 
 def test_import_is_one_bot_commit_of_only_the_files_it_wrote(tmp_path: Path) -> None:
     config = empty_vault(tmp_path / "v")
-    vault = config.vault
-    git(vault, "add", "-A")
-    git(vault, "-c", "user.name=Lin", "-c", "user.email=lin@example.com", "commit", "-qm", "start")
+    vault = config.vault  # init made the first commit
     day = vault / "memory" / "2026-02-01.md"
     day.write_text("---\ndate: 2026-02-01\n---\n- 08:00 my own line, not committed yet\n", encoding="utf-8")
     (vault / "scratch.md").write_text("someone else's file\n", encoding="utf-8")
@@ -441,9 +439,7 @@ def test_import_outside_a_repository_writes_and_says_why_it_did_not_commit(tmp_p
 
 
 def test_import_refuses_to_write_during_a_merge(tmp_path: Path) -> None:
-    config = empty_vault(tmp_path / "v")
-    git(config.vault, "add", "-A")
-    git(config.vault, "-c", "user.name=Lin", "-c", "user.email=lin@example.com", "commit", "-qm", "start")
+    config = empty_vault(tmp_path / "v")  # init made the first commit
     head = git(config.vault, "rev-parse", "HEAD").strip()
     (config.vault / ".git" / "MERGE_HEAD").write_text(head + "\n")
     dump = write_jsonl(tmp_path / "in.jsonl", [{"date": "2026-02-01", "text": "hello"}])
@@ -489,3 +485,22 @@ def test_export_in_a_group_chat_environment_exports_only_shared(tmp_path: Path) 
     result = transfer.export_entries(config)
     assert result.chat == "group" and result.entries
     assert all(r["visibility"] == "shared" for r in result.entries)
+
+
+def test_import_never_writes_through_a_symlink_out_of_the_vault(tmp_path: Path) -> None:
+    config = empty_vault(tmp_path / "v")
+    outside = tmp_path / "elsewhere" / "diary.md"
+    outside.parent.mkdir()
+    outside.write_text("# someone else's file\n", encoding="utf-8")
+    (config.vault / "memory" / "2026-03-10.md").symlink_to(outside)
+    records = [
+        {"text": "写进链接外面的一条", "date": "2026-03-10"},
+        {"text": "a record for another day", "date": "2026-03-11"},
+    ]
+    report = transfer.import_file(config, write_jsonl(tmp_path / "in.jsonl", records), commit=False)
+    assert outside.read_text(encoding="utf-8") == "# someone else's file\n"
+    assert report.files == ["memory/2026-03-11.md"] and report.imported == 1
+    assert report.skipped == {"would write out of the vault": 1}
+    assert any(
+        w.startswith("memory/2026-03-10.md: skipped; it leads out of the vault") for w in report.warnings
+    )

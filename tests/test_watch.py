@@ -581,3 +581,30 @@ def test_watcher_readers_and_a_writer_together(vault: Path, config: Config, tmp_
     assert "Traceback" not in err
     state = json.loads(ix.watch_state_path(config).read_text())
     assert state["errors"] == 0, state
+
+
+def test_a_watcher_started_by_hand_exits_once_when_its_vault_folder_is_deleted(
+    config: Config, caplog: pytest.LogCaptureFixture
+) -> None:
+    stop = threading.Event()
+    errors: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            run_watch(config, stop_event=stop, options=FAST, handle_signals=False)
+        except BaseException as exc:
+            errors.append(exc)
+
+    started = time.time()
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    wait_for(
+        lambda: float(ix.read_json(ix.watch_state_path(config)).get("last_reconcile") or 0) >= started,
+        "the first reconcile",
+    )
+    shutil.rmtree(config.vault)
+    wait_for(lambda: not thread.is_alive(), "the watcher to exit")
+    stop.set()
+    assert not errors and not config.vault.exists()  # exited without re-creating the vault
+    gone = [r for r in caplog.records if "was deleted; the watcher exits" in r.getMessage()]
+    assert len(gone) == 1

@@ -102,6 +102,8 @@ def cmd_init(args: argparse.Namespace, out: Output) -> int:
             lines.append(f"  sample notes re-dated by {report.shifted_days:+d} days to end today")
         if report.git_initialised:
             lines.append("  initialised a git repository")
+        if report.commit:
+            lines.append(f"  committed them ({report.commit[:10]})")
         return "\n".join(lines)
 
     out.result(report, text)
@@ -339,6 +341,14 @@ def cmd_heartbeat(args: argparse.Namespace, out: Output) -> int:
     return 0
 
 
+def cmd_sync(args: argparse.Namespace, out: Output) -> int:
+    from vault_tools.sync import run_sync
+
+    report = run_sync(config_for(args, out))
+    out.result(report, report.render)
+    return 0
+
+
 def cmd_undo(args: argparse.Namespace, out: Output) -> int:
     from vault_tools.heartbeat import undo
 
@@ -484,6 +494,7 @@ def build_parser() -> argparse.ArgumentParser:
     beat.add_argument(
         "--if-due", action="store_true", help="run only if the last run is older than the interval"
     )
+    add("sync", "fetch the remote's commits, bring them in (your text wins), push; never forces", cmd_sync)
     undo = add("undo", "revert one heartbeat commit with a new commit", cmd_undo)
     undo.add_argument("commit", metavar="COMMIT", help="the bot commit to revert (sha or ref)")
     schedule = add("schedule", "print a cron line or systemd units that run the heartbeat", cmd_schedule)

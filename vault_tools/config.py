@@ -56,6 +56,9 @@ class HeartbeatConfig:
     quiet_seconds: float = 60.0
     push: bool = False
     remote: str = "origin"
+    push_attempts: int = 3  # a push the remote rejected because it moved: fetch, bring in, push again
+    lock_wait_seconds: float = 90.0  # wait this long for a git lock a live process holds, then exit 5
+    lock_grace_seconds: float = 10.0  # a lock nobody holds is removed once it is this old
 
 
 @dataclass(frozen=True)

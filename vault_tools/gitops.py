@@ -15,10 +15,15 @@ States the bot will not commit in:
 
 * a merge, rebase, cherry-pick, revert or bisect in progress (:meth:`VaultRepo.in_progress`): the
   files may hold conflict markers, so the heartbeat skips the whole run with a message;
-* a held ``.git/index.lock`` (reported as stale after 10 minutes; never deleted: only a person
-  knows whether a git process still runs) or a detached HEAD (a commit there is easily lost)
-  (:meth:`VaultRepo.commit_blocker`): the heartbeat writes its changes and leaves the commits for
-  the next run.
+* a detached HEAD (a commit there is easily lost) (:meth:`VaultRepo.commit_blocker`): the
+  heartbeat writes its changes and leaves the commits for the next run.
+
+Git's lock files (``index.lock``, ref locks) are checked before a run (:meth:`VaultRepo.clear_locks`,
+:mod:`vault_tools.gitlocks`): one a crash left behind is removed with a warning, one a live process
+holds is waited for and then reported (exit 5), never removed.
+
+Objects are made by git's own plumbing (``hash-object``, ``mktree``, ``commit-tree``) and read through
+one ``git cat-file --batch``, so SHA-1 and SHA-256 repositories work alike.
 
 A vault that is not in a repository gets one (:func:`init_repo`); a repository whose branch has no
 commit yet gets a *baseline* commit of the vault's memory files before the bot's first change, so
@@ -28,16 +33,11 @@ that every later commit shows only what the bot did.
 from __future__ import annotations
 
 import contextlib
-import datetime as dt
-import hashlib
 import os
 import subprocess
-import tempfile
 import time
-import zlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from io import BytesIO
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -48,10 +48,8 @@ if TYPE_CHECKING:
 
 BOT_NAME = "vault-tools bot"
 BOT_EMAIL = "bot@vault-tools.invalid"
-STALE_LOCK_SECONDS = 600
-TREE_MODE = 0o040000
+LOCK_RETRY_SECONDS = 5.0  # a lock taken by another git command for a moment (a status refresh)
 FILE_MODE = 0o100644
-ZERO_SHA = "0" * 40
 GITIGNORE_LINE = ".vault-tools/\n"
 
 Restage = Callable[[str, bytes], "bytes | None"]
@@ -113,13 +111,13 @@ class VaultRepo:
         rel = self.vault.relative_to(self.root).as_posix()
         self.prefix = "" if rel == "." else rel + "/"
         self.git_dir = Path(repo.git_dir).resolve()
-        self.objects_dir = Path(os.environ.get("GIT_OBJECT_DIRECTORY") or Path(repo.common_dir) / "objects")
+        self._objects: ObjectReader | None = None
         self._index_cache: dict[str, str | None] = {}
         # What HEAD holds for the paths the bot reads and writes, valid while HEAD is _head_sha.
         self._head_sha: str | None = None
-        self._head_files: dict[str, tuple[bytes, int] | None] = {}
-        self._trees: dict[bytes, dict[str, tuple[bytes, int]]] = {}
-        self._commit_trees: dict[str, bytes] = {}
+        self._head_files: dict[str, tuple[bytes, int, str] | None] = {}
+        self._trees: dict[str, dict[str, tuple[str, str, str]]] = {}
+        self._commit_trees: dict[str, str] = {}
 
     # -- opening ---------------------------------------------------------------------------
 
@@ -140,6 +138,9 @@ class VaultRepo:
         return cls(repo, vault)
 
     def close(self) -> None:
+        if self._objects is not None:
+            self._objects.close()
+            self._objects = None
         self.repo.close()
 
     def __enter__(self) -> VaultRepo:
@@ -149,7 +150,15 @@ class VaultRepo:
         self.close()
 
     def run(self, *args: str, stdin: bytes | None = None, check: bool = True) -> str:
-        return run_git(self.root, *args, stdin=stdin, check=check)
+        """Run git in the repository; a lock another git command holds for a moment is waited for."""
+        deadline = time.monotonic() + LOCK_RETRY_SECONDS
+        while True:
+            try:
+                return run_git(self.root, *args, stdin=stdin, check=check)
+            except GitError as exc:
+                if ".lock': File exists" not in str(exc) or time.monotonic() >= deadline:
+                    raise
+            time.sleep(0.05)
 
     def repo_path(self, path: str) -> str:
         return self.prefix + path
@@ -176,18 +185,6 @@ class VaultRepo:
 
     def commit_blocker(self) -> str | None:
         """Why the bot cannot commit right now (files may still be written), or None."""
-        lock = self.git_dir / "index.lock"
-        try:
-            age = time.time() - lock.stat().st_mtime
-        except FileNotFoundError:
-            age = None
-        if age is not None:
-            if age >= STALE_LOCK_SECONDS:
-                return (
-                    f"{lock} is {age / 60:.0f} minutes old: a git command probably crashed. If no git "
-                    f"command is running, remove it (rm {lock}); commits are left for the next run"
-                )
-            return f"{lock} is held by a running git command; commits are left for the next run"
         if self.repo.head.is_detached:
             return (
                 "HEAD is detached (not on a branch), where bot commits would be easy to lose; check out "
@@ -195,11 +192,23 @@ class VaultRepo:
             )
         return None
 
-    def head_commit(self) -> git.Commit | None:
-        try:
-            return self.repo.head.commit
-        except ValueError:  # unborn branch: no commit yet
-            return None
+    def clear_locks(self, *, wait_seconds: float, grace_seconds: float, warn: Callable[[str], None]) -> None:
+        """Remove git locks a crash left behind, wait for live ones (see :mod:`vault_tools.gitlocks`).
+
+        Raises LockedError naming the lock when a live process still holds one after ``wait_seconds``.
+        """
+        from vault_tools import gitlocks
+
+        ours = frozenset({self._objects.pid} if self._objects is not None and self._objects.pid else set())
+        for git_dir in dict.fromkeys((self.git_dir, Path(self.repo.common_dir).resolve())):
+            gitlocks.clear(
+                git_dir,
+                self.root,
+                wait_seconds=wait_seconds,
+                grace_seconds=grace_seconds,
+                warn=warn,
+                ignore=ours,
+            )
 
     def head_sha(self) -> str | None:
         """The commit HEAD points at (None before the first commit), read from the ref files."""
@@ -209,8 +218,7 @@ class VaultRepo:
         except OSError:
             return None
         if not head.startswith("ref: ") or (common / "reftable").exists():
-            commit = self.head_commit()  # detached, or refs GitPython must read
-            return commit.hexsha if commit is not None else None
+            return self.rev_parse("HEAD")  # detached, or refs only git can read
         ref = head[5:].strip()
         for base in (self.git_dir, common):
             with contextlib.suppress(OSError):
@@ -224,25 +232,23 @@ class VaultRepo:
                     return sha
         return None
 
-    def _head_blob(self, path: str) -> git.Blob | None:
-        sha = self.head_sha()
-        if sha is None:
-            return None
-        commit = self.repo.commit(sha)
-        try:
-            item = commit.tree / self.repo_path(path)
-        except KeyError:
-            return None
-        return item if item.type == "blob" else None  # type: ignore[return-value]
+    def rev_parse(self, rev: str) -> str | None:
+        """The commit ``rev`` names, or None when it names none."""
+        out = self.run("rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}", check=False).strip()
+        return out or None
 
-    def _head_file(self, path: str) -> tuple[bytes, int] | None:
-        """(bytes, mode) of vault-relative ``path`` at HEAD, cached while HEAD does not move."""
+    def _head_file(self, path: str) -> tuple[bytes, int, str] | None:
+        """(bytes, mode, blob sha) of vault-relative ``path`` at HEAD, cached while HEAD does not move."""
         head = self.head_sha()
         if head != self._head_sha:
             self._head_sha, self._head_files = head, {}
         if path not in self._head_files:
-            blob = self._head_blob(path)
-            self._head_files[path] = (blob.data_stream.read(), blob.mode) if blob is not None else None
+            found = None
+            if head is not None:
+                entry = self.tree_entries(self.commit_tree(head), self.repo_path(path))
+                if entry is not None and entry[1] == "blob":
+                    found = (self.objects.data(entry[2]), int(entry[0], 8), entry[2])
+            self._head_files[path] = found
         return self._head_files[path]
 
     def read_head(self, path: str) -> bytes | None:
@@ -252,6 +258,92 @@ class VaultRepo:
 
     def tracked(self, path: str) -> bool:
         return self._head_file(path) is not None
+
+    # -- objects, through git's own plumbing (SHA-1 or SHA-256, whatever the repository uses) ---
+
+    @property
+    def objects(self) -> ObjectReader:
+        if self._objects is None:
+            self._objects = ObjectReader(self.root)
+        return self._objects
+
+    def commit_tree(self, commit: str) -> str:
+        """The tree sha of ``commit``."""
+        if commit not in self._commit_trees:
+            header = self.objects.data(commit).split(b"\n", 1)[0].decode("ascii")
+            self._commit_trees[commit] = header.split()[1]
+        return self._commit_trees[commit]
+
+    def tree(self, tree: str) -> dict[str, tuple[str, str, str]]:
+        """name -> (mode, type, sha) of ``tree``, cached (trees never change)."""
+        if tree not in self._trees:
+            out = self.run("ls-tree", "-z", tree)
+            entries: dict[str, tuple[str, str, str]] = {}
+            for record in out.split("\0"):
+                if record:
+                    meta, _tab, name = record.partition("\t")
+                    mode, kind, sha = meta.split()
+                    entries[name] = (mode, kind, sha)
+            self._trees[tree] = entries
+        return self._trees[tree]
+
+    def tree_entries(self, tree: str, path: str) -> tuple[str, str, str] | None:
+        """(mode, type, sha) of repo-relative ``path`` under ``tree``; None when it is not there."""
+        *folders, name = path.split("/")
+        for folder in folders:
+            entry = self.tree(tree).get(folder)
+            if entry is None or entry[1] != "tree":
+                return None
+            tree = entry[2]
+        return self.tree(tree).get(name)
+
+    def hash_blob(self, data: bytes) -> str:
+        """Store ``data`` as a blob; its sha."""
+        return self.run("hash-object", "-w", "-t", "blob", "--stdin", stdin=data).strip()
+
+    def make_tree(
+        self, tree: str | None, changes: Mapping[tuple[str, ...], tuple[str, int] | None]
+    ) -> str | None:
+        """A tree like ``tree`` with the ``changes`` (path parts -> (blob sha, mode) or None);
+        None when the result is empty."""
+        entries = dict(self.tree(tree)) if tree is not None else {}
+        nested: dict[str, dict[tuple[str, ...], tuple[str, int] | None]] = {}
+        for parts, value in changes.items():
+            if len(parts) > 1:
+                nested.setdefault(parts[0], {})[parts[1:]] = value
+            elif value is None:
+                entries.pop(parts[0], None)
+            else:
+                entries[parts[0]] = (f"{value[1]:06o}", "blob", value[0])
+        for name, sub in nested.items():
+            existing = entries.get(name)
+            sub_sha = self.make_tree(existing[2] if existing and existing[1] == "tree" else None, sub)
+            if sub_sha is None:
+                entries.pop(name, None)
+            else:
+                entries[name] = ("040000", "tree", sub_sha)
+        if not entries and changes:
+            return None
+        listing = "".join(f"{mode} {kind} {sha}\t{name}\0" for name, (mode, kind, sha) in entries.items())
+        sha = self.run("mktree", "-z", stdin=listing.encode("utf-8")).strip()
+        self._trees[sha] = entries
+        return sha
+
+    def make_commit(
+        self, parent: str | None, contents: Mapping[str, tuple[str, int] | None], message: str
+    ) -> str:
+        """A commit by the bot on ``parent`` with repo-relative ``contents`` (path -> (blob, mode)
+        or None to delete) replaced; HEAD and the index are not touched."""
+        changes = {tuple(p.split("/")): v for p, v in contents.items()}
+        base = self.commit_tree(parent) if parent is not None else None
+        tree = self.make_tree(base, changes) or self.make_tree(None, {})
+        assert tree is not None
+        args = ["commit-tree", "--no-gpg-sign", tree, "-F", "-"]
+        if parent is not None:
+            args[3:3] = ["-p", parent]
+        sha = self.run(*args, stdin=message.encode("utf-8")).strip()
+        self._commit_trees[sha] = tree
+        return sha
 
     # -- committing ------------------------------------------------------------------------
 
@@ -265,90 +357,27 @@ class VaultRepo:
         the same path (None leaves their staged version as it is).
         """
         parent_sha = self.head_sha()
-        blobs: dict[str, tuple[bytes, int] | None] = {}
+        blobs: dict[str, tuple[str, int] | None] = {}
         for path, data in contents.items():
             if data is None:
                 blobs[path] = None
                 continue
             head = self._head_file(path)
-            blobs[path] = (self.store("blob", data), head[1] if head is not None else FILE_MODE)
-        changes = {tuple(self.repo_path(p).split("/")): v for p, v in blobs.items()}
-        base = None
-        if parent_sha is not None:
-            base = self._commit_trees.get(parent_sha) or self.repo.commit(parent_sha).tree.binsha
-        tree_sha = self.write_tree(base, changes)
-        new = self.store("commit", commit_object(tree_sha, parent_sha, message))
-        self._commit_trees[new.hex()] = tree_sha
+            blobs[path] = (self.hash_blob(data), head[1] if head is not None else FILE_MODE)
+        new = self.make_commit(parent_sha, {self.repo_path(p): v for p, v in blobs.items()}, message)
         self.update_index(blobs, restage)
         subject = message.splitlines()[0] if message else "vault-tools"
-        self.run("update-ref", "-m", f"vault-tools: {subject}", "HEAD", new.hex(), parent_sha or ZERO_SHA)
+        self.run("update-ref", "-m", f"vault-tools: {subject}", "HEAD", new, parent_sha or "")
         known = dict(self._head_files) if self._head_sha == parent_sha else {}
         for path, data in contents.items():
             value = blobs[path]
-            known[path] = (data, value[1]) if data is not None and value is not None else None
-        self._head_sha, self._head_files = new.hex(), known
-        return new.hex()
+            known[path] = (data, value[1], value[0]) if data is not None and value is not None else None
+        self._head_sha, self._head_files = new, known
+        return new
 
-    def store(self, kind: str, data: bytes) -> bytes:
-        """Write a loose object (as git does, without fsync) and return its binary sha."""
-        raw = f"{kind} {len(data)}\0".encode() + data
-        sha = hashlib.sha1(raw).digest()
-        hexsha = sha.hex()
-        target = self.objects_dir / hexsha[:2] / hexsha[2:]
-        if target.exists():
-            return sha
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix="tmp_obj_", dir=target.parent)
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(zlib.compress(raw, 1))
-            os.chmod(tmp, 0o444)
-            os.replace(tmp, target)
-        except BaseException:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)
-            raise
-        return sha
-
-    def write_tree(
-        self, tree_sha: bytes | None, changes: Mapping[tuple[str, ...], tuple[bytes, int] | None]
-    ) -> bytes:
-        """A tree like ``tree_sha`` with the ``changes`` (path parts → (blob sha, mode) or None)."""
-        from git.objects.fun import tree_entries_from_data, tree_to_stream
-
-        entries: dict[str, tuple[bytes, int]] = {}
-        if tree_sha is not None:
-            cached = self._trees.get(tree_sha)
-            if cached is None:
-                data = self.repo.odb.stream(tree_sha).read()
-                cached = {name: (sha, mode) for sha, mode, name in tree_entries_from_data(data)}
-            entries = dict(cached)
-        nested: dict[str, dict[tuple[str, ...], tuple[bytes, int] | None]] = {}
-        for parts, value in changes.items():
-            if len(parts) == 1:
-                if value is None:
-                    entries.pop(parts[0], None)
-                else:
-                    entries[parts[0]] = value
-            else:
-                nested.setdefault(parts[0], {})[parts[1:]] = value
-        for name, sub in nested.items():
-            existing = entries.get(name)
-            base = existing[0] if existing is not None and existing[1] == TREE_MODE else None
-            sub_sha = self.write_tree(base, sub)
-            if sub_sha == EMPTY_TREE:
-                entries.pop(name, None)
-            else:
-                entries[name] = (sub_sha, TREE_MODE)
-        ordered = sorted(
-            ((sha, mode, name) for name, (sha, mode) in entries.items()),
-            key=lambda e: e[2].encode("utf-8") + (b"/" if e[1] == TREE_MODE else b""),
-        )
-        buffer = BytesIO()
-        tree_to_stream(ordered, buffer.write)
-        sha = self.store("tree", buffer.getvalue())
-        self._trees[sha] = entries
-        return sha
+    def forget_index(self) -> None:
+        """Drop what is cached about the index (after something else changed it)."""
+        self._index_cache.clear()
 
     def index_entry(self, path: str) -> str | None:
         """The blob sha the index holds for vault-relative ``path`` (None: not in the index)."""
@@ -363,28 +392,28 @@ class VaultRepo:
             self._index_cache[path] = sha
         return self._index_cache[path]
 
-    def update_index(self, blobs: Mapping[str, tuple[bytes, int] | None], restage: Restage | None) -> None:
+    def update_index(self, blobs: Mapping[str, tuple[str, int] | None], restage: Restage | None) -> None:
         """Point the index at the committed blobs, unless a person staged something else there."""
         args: list[str] = []
         removes: list[str] = []
         for path, value in blobs.items():
             head = self._head_file(path)
-            head_sha = blob_sha(head[0]) if head is not None else None
+            head_sha = head[2] if head is not None else None
             staged = self.index_entry(path)
             target = value
             if staged != head_sha:  # a person staged something of their own for this path
                 if staged is None or restage is None:
                     continue
-                redone = restage(path, self.repo.odb.stream(bytes.fromhex(staged)).read())
+                redone = restage(path, self.objects.data(staged))
                 if redone is None:
                     continue  # leave what the person staged as it is
-                target = (self.store("blob", redone), value[1] if value else FILE_MODE)
+                target = (self.hash_blob(redone), value[1] if value else FILE_MODE)
             if target is None:
                 removes.append(self.repo_path(path))
                 self._index_cache[path] = None
             else:
-                args += ["--cacheinfo", f"{target[1]:o},{target[0].hex()},{self.repo_path(path)}"]
-                self._index_cache[path] = target[0].hex()
+                args += ["--cacheinfo", f"{target[1]:o},{target[0]},{self.repo_path(path)}"]
+                self._index_cache[path] = target[0]
         if args:
             self.run("update-index", "--add", *args)
         if removes:
@@ -405,30 +434,38 @@ class VaultRepo:
 
     def bot_commit(self, rev: str) -> BotCommit:
         """The bot commit ``rev``, with the vault files it changed; UsageError if it is not one."""
-        import git
-
-        try:
-            commit = self.repo.commit(rev)
-        except (git.BadName, ValueError, git.GitCommandError):
-            raise UsageError(f"{rev}: no such commit in {self.root}") from None
-        if commit.author.email != BOT_EMAIL:
+        sha = self.rev_parse(rev) if not rev.startswith("-") else None
+        if sha is None:
+            raise UsageError(f"{rev}: no such commit in {self.root}")
+        author, parents, message = self.run("log", "-1", "--format=%an <%ae>%x00%P%x00%B", sha).split("\0", 2)
+        if not author.endswith(f"<{BOT_EMAIL}>"):
+            name = author.rsplit(" <", 1)[0]
             raise UsageError(
-                f"{commit.hexsha[:10]} was made by {commit.author.name}, not by the vault-tools bot; "
+                f"{sha[:10]} was made by {name}, not by the vault-tools bot; "
                 "undo only reverts bot commits (use git revert for others)"
             )
-        if len(commit.parents) != 1:
-            raise UsageError(f"{commit.hexsha[:10]} has no single parent; it cannot be undone automatically")
-        parent = commit.parents[0]
-        files: list[FileChange] = []
-        for diff in parent.diff(commit):
-            path = diff.b_path or diff.a_path
-            if path is None or not path.startswith(self.prefix):
-                continue
-            before = diff.a_blob.data_stream.read() if diff.a_blob is not None else None
-            after = diff.b_blob.data_stream.read() if diff.b_blob is not None else None
-            files.append(FileChange(path[len(self.prefix) :], before, after))
-        message = str(commit.message)
-        return BotCommit(commit.hexsha, message.splitlines()[0], message, files, parse_trailers(message))
+        if len(parents.split()) != 1:
+            raise UsageError(f"{sha[:10]} has no single parent; it cannot be undone automatically")
+        files = [
+            FileChange(path[len(self.prefix) :], before, after)
+            for path, before, after in self.changed_files(parents.strip(), sha)
+            if path.startswith(self.prefix)
+        ]
+        message = message.rstrip("\n") + "\n"
+        return BotCommit(sha, message.splitlines()[0], message, files, parse_trailers(message))
+
+    def changed_files(self, old: str | None, new: str) -> list[tuple[str, bytes | None, bytes | None]]:
+        """(repo path, bytes at ``old``, bytes at ``new``) of every file that differs between two commits."""
+        args = ["diff-tree", "-r", "-z", "--no-renames", "--name-only", old or "--root", new]
+        paths = [p for p in self.run(*args).split("\0") if p and p != new]
+        return [(p, self.read_at(old, p), self.read_at(new, p)) for p in paths]
+
+    def read_at(self, commit: str | None, path: str) -> bytes | None:
+        """The bytes of repo-relative ``path`` in ``commit`` (None: not a file there)."""
+        if commit is None:
+            return None
+        entry = self.tree_entries(self.commit_tree(commit), path)
+        return self.objects.data(entry[2]) if entry is not None and entry[1] == "blob" else None
 
     def bot_messages(self, max_count: int = 5000) -> list[tuple[str, str]]:
         """(sha, message) of the bot's commits, newest first."""
@@ -449,25 +486,50 @@ class VaultRepo:
         return self.run("push", "--quiet", remote, "HEAD")
 
 
-EMPTY_TREE = bytes.fromhex("4b825dc642cb6eb9a060e54bf8d69288fbee4904")
+class ObjectReader:
+    """Reads objects through one long-lived ``git cat-file --batch`` (any object format)."""
 
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._process: subprocess.Popen[bytes] | None = None
 
-def blob_sha(data: bytes) -> str:
-    return hashlib.sha1(f"blob {len(data)}\0".encode() + data).hexdigest()
+    def data(self, sha: str) -> bytes:
+        """The content of object ``sha``; GitError when the repository lacks it."""
+        process = self._start()
+        assert process.stdin is not None and process.stdout is not None
+        process.stdin.write(sha.encode("ascii") + b"\n")
+        process.stdin.flush()
+        header = process.stdout.readline().split()
+        if len(header) != 3:
+            raise GitError(f"git cat-file could not read object {sha} in {self.root}")
+        data = process.stdout.read(int(header[2]) + 1)
+        return data[:-1]
 
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid if self._process is not None else None
 
-def commit_object(tree: bytes, parent: str | None, message: str) -> bytes:
-    """A commit by the bot, now, in git's object format."""
-    now = dt.datetime.now().astimezone()
-    offset = now.utcoffset() or dt.timedelta(0)
-    minutes = int(offset.total_seconds() // 60)
-    zone = f"{'+' if minutes >= 0 else '-'}{abs(minutes) // 60:02d}{abs(minutes) % 60:02d}"
-    stamp = f"{BOT_NAME} <{BOT_EMAIL}> {int(now.timestamp())} {zone}"
-    lines = [f"tree {tree.hex()}"]
-    if parent:
-        lines.append(f"parent {parent}")
-    lines += [f"author {stamp}", f"committer {stamp}", "", message]
-    return "\n".join(lines).encode("utf-8")
+    def _start(self) -> subprocess.Popen[bytes]:
+        if self._process is None or self._process.poll() is not None:
+            self._process = subprocess.Popen(
+                ["git", "cat-file", "--batch"],
+                cwd=self.root,
+                env=bot_env(),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+            )
+        return self._process
+
+    def close(self) -> None:
+        if self._process is not None:
+            with contextlib.suppress(OSError):
+                assert self._process.stdin is not None
+                self._process.stdin.close()
+            self._process.wait()
+            if self._process.stdout is not None:
+                self._process.stdout.close()
+            self._process = None
 
 
 def parse_trailers(message: str) -> dict[str, list[str]]:
@@ -509,12 +571,21 @@ def describe(vault: Path) -> dict[str, Any]:
         head = repo.repo.head
         branch = None if head.is_detached else head.reference.name
         problem = repo.in_progress() or repo.commit_blocker()
-        dirty = repo.run(
-            "status", "--porcelain", "--untracked-files=no", "--", repo.prefix or ".", check=False
+        status = repo.run(
+            "status", "--porcelain", "--untracked-files=all", "--", repo.prefix or ".", check=False
+        ).splitlines()
+        changed = len([line for line in status if line.strip() and not line.startswith("??")])
+        state_dir = f"{repo.prefix}.vault-tools/"
+        untracked = len(
+            [line for line in status if line.startswith("??") and not line[3:].startswith(state_dir)]
         )
-        changed = len([line for line in dirty.splitlines() if line.strip()])
         parts = [f"branch {branch}" if branch else "detached HEAD"]
-        parts.append(f"{changed} uncommitted change{'s' if changed != 1 else ''}" if changed else "clean")
+        if changed:
+            parts.append(f"{changed} uncommitted change{'s' if changed != 1 else ''}")
+        if untracked:
+            parts.append(f"{untracked} untracked file{'s' if untracked != 1 else ''}")
+        if not changed and not untracked:
+            parts.append("clean")
         if repo.head_sha() is None:
             parts.append("no commits yet")
         if problem:
@@ -523,6 +594,7 @@ def describe(vault: Path) -> dict[str, Any]:
             "repository": str(repo.root),
             "branch": branch,
             "uncommitted": changed,
+            "untracked": untracked,
             "problem": problem,
             "summary": ", ".join(parts),
         }

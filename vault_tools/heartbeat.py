@@ -44,7 +44,7 @@ Crash safety: before writing anything the run records its plan in a journal
 each change is committed, and at the end the state is saved and the journal removed. The next run
 replays a journal it finds: ops are idempotent and "already committed" is seen by comparing with
 HEAD, so a run killed at any point is finished without duplicates. Changes that could not be
-committed (a held ``index.lock``, a detached HEAD) stay in the journal and are committed by the
+committed (a detached HEAD) stay in the journal and are committed by the
 next run. One heartbeat at a time: the ``heartbeat`` lock.
 """
 
@@ -1401,11 +1401,15 @@ def run_heartbeat(
 
 
 def run_locked(ctx: Context, state: State, report: HeartbeatReport, step: Progress) -> None:
-    repo, blocker = open_repo(ctx.vault, report)
+    for folder in (ctx.vault, ctx.vault / "memory", ctx.vault / "memory" / "archive"):
+        for leftover in notes.remove_dead_temps(folder):
+            report.warnings.append(f"removed {leftover}: a write that was killed left it")
+    repo, blocker = open_repo(ctx.vault, report, ctx.settings)
     try:
         rebuild_registry(repo, state)
         committer = Committer(repo, ctx.vault, report, blocker)
         pending = resume(ctx, state, committer, report, step)
+        sync_if_configured(ctx, repo, report, "before the run")
         wait_quiet(ctx, repo, report)
         sim = Simulation(ctx.vault, committer.head)
         plan = plan_run(ctx, state, sim, report, pending)
@@ -1423,13 +1427,16 @@ def run_locked(ctx: Context, state: State, report: HeartbeatReport, step: Progre
             committer.report_around()
         finish(ctx, state, plan.processed, plan.registry, [*pending, *uncommitted], report)
         step("state")
-        push_if_configured(ctx, committer, report)
+        if report.commits:
+            sync_if_configured(ctx, repo, report, "after the commits")
     finally:
         if repo is not None:
             repo.close()
 
 
-def open_repo(vault: Path, report: HeartbeatReport) -> tuple[VaultRepo | None, str | None]:
+def open_repo(
+    vault: Path, report: HeartbeatReport, settings: HeartbeatConfig
+) -> tuple[VaultRepo | None, str | None]:
     from vault_tools import gitops
 
     try:
@@ -1444,6 +1451,15 @@ def open_repo(vault: Path, report: HeartbeatReport) -> tuple[VaultRepo | None, s
     if problem:
         repo.close()
         raise GitError(problem)
+    try:
+        repo.clear_locks(
+            wait_seconds=settings.lock_wait_seconds,
+            grace_seconds=settings.lock_grace_seconds,
+            warn=report.warnings.append,
+        )
+    except VaultError:
+        repo.close()
+        raise
     blocker = repo.commit_blocker()
     if blocker:
         report.warnings.append(blocker)
@@ -1531,13 +1547,23 @@ def wait_quiet(ctx: Context, repo: VaultRepo | None, report: HeartbeatReport) ->
         report.warnings.append(f"waited {waited:.0f} s for recent edits to MEMORY.md to settle")
 
 
-def push_if_configured(ctx: Context, committer: Committer, report: HeartbeatReport) -> None:
-    if not ctx.settings.push or not report.commits or committer.repo is None:
+def sync_if_configured(ctx: Context, repo: VaultRepo | None, report: HeartbeatReport, when: str) -> None:
+    """With ``[heartbeat] push = true``: bring the remote's commits in and push (:mod:`vault_tools.sync`).
+
+    A failure (offline, a person's edits in the way) is a warning: the run works on, and the next
+    sync pushes the local commits.
+    """
+    if not ctx.settings.push or repo is None:
         return
+    from vault_tools import sync
+
+    result = sync.SyncReport()
     try:
-        committer.repo.push(ctx.settings.remote)
+        sync.recover(repo, ctx.config, report.warnings)
+        sync.sync_repo(repo, ctx.config, result)
     except GitError as exc:
-        report.warnings.append(f"push to {ctx.settings.remote} failed: {exc}")
+        report.warnings.append(f"sync {when}: {exc}")
+    report.warnings += [f"sync {when}: dropped {why}" for why in result.dropped] + result.warnings
 
 
 def write_run_records(config: Config, report: HeartbeatReport) -> None:

@@ -28,6 +28,8 @@ if TYPE_CHECKING:
 LOCKS_DIR = "locks"
 #: Held by a watcher for its whole life: one watcher per vault.
 WATCH_LOCK = "watch"
+#: Held by a heartbeat or a sync while it runs: one of them at a time.
+HEARTBEAT_LOCK = "heartbeat"
 
 
 def lock_path(config: Config, name: str) -> Path:

@@ -563,7 +563,8 @@ def atomic_write(path: Path, data: bytes) -> None:
     """Temp file in the same folder, fsync, os.replace, fsync the folder: all or nothing."""
     target = path.resolve() if path.is_symlink() else path
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    # the writer's pid in the name: a temp file whose writer died (kill -9) is known to be garbage
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.{os.getpid()}.", suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
@@ -576,6 +577,35 @@ def atomic_write(path: Path, data: bytes) -> None:
             os.unlink(tmp_name)
         raise
     fsync_dir(target.parent)
+
+
+TEMP_NAME = re.compile(r"^\..+\.(\d+)\.[^.]+\.tmp$")
+
+
+def remove_dead_temps(folder: Path) -> list[Path]:
+    """Remove the temp files of :func:`atomic_write` whose writer is no longer alive; return them."""
+    removed: list[Path] = []
+    with contextlib.suppress(OSError):
+        for path in folder.iterdir():
+            match = TEMP_NAME.match(path.name)
+            if match is None or not path.is_file() or pid_alive(int(match.group(1))):
+                continue
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+                removed.append(path)
+    return removed
+
+
+def pid_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's process
+    return True
 
 
 def existing_mode(path: Path) -> int:

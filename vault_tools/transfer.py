@@ -724,6 +724,7 @@ def import_file(
     seen = {entry_key(e) for n in loaded for e in n.entries}
     by_path = {n.path: n for n in loaded}
     targets: dict[Path, Target] = {}
+    refused: set[Path] = set()
     undated = 0
     for record in records:
         if record.kind == "daily" and record.date is None:
@@ -734,6 +735,15 @@ def import_file(
             report.duplicates += 1
             continue
         target = target_for(config, record, targets, by_path)
+        if outside_vault(config, target.path):
+            if target.path not in refused:
+                refused.add(target.path)
+                report.warnings.append(
+                    f"{rel(config, target.path)}: skipped; it leads out of the vault (a symlink to "
+                    f"{target.path.resolve()}) and import never writes through it"
+                )
+            count(report.skipped, "would write out of the vault")
+            continue
         lines = render_lines(record, target.base_tags)
         if (
             OPENNESS[resulting_visibility(lines, target.base_tags, target.base_visibility)]
@@ -799,6 +809,12 @@ def count(counter: dict[str, int], key: str) -> None:
 
 def rel(config: Config, path: Path) -> str:
     return notes.relative_posix(path, config.vault)
+
+
+def outside_vault(config: Config, path: Path) -> bool:
+    """``path`` (or a folder on the way to it) is a symlink that resolves out of the vault."""
+    vault = config.vault.resolve()
+    return not path.resolve().is_relative_to(vault)
 
 
 def target_for(

@@ -66,6 +66,7 @@ class InitReport:
     git_initialised: bool = False
     sample: bool = False
     shifted_days: int = 0
+    commit: str | None = None  # the first commit, of the files init created
 
 
 def init_vault(path: Path, *, sample: bool = False, today: dt.date | None = None) -> InitReport:
@@ -85,11 +86,32 @@ def init_vault(path: Path, *, sample: bool = False, today: dt.date | None = None
         notes.atomic_write(path / "MEMORY.md", MEMORY_TEMPLATE.encode())
     (path / "memory").mkdir(exist_ok=True)
     (path / STATE_DIR).mkdir(exist_ok=True)
-    if not (path / ".gitignore").exists():
+    wrote_gitignore = not (path / ".gitignore").exists()
+    if wrote_gitignore:
         notes.atomic_write(path / ".gitignore", GITIGNORE.encode())
     report.created = sorted(p.relative_to(path).as_posix() for p in planned)
     report.git_initialised = git_init_if_needed(path)
+    ours = sorted({*report.created, *([".gitignore"] if wrote_gitignore else [])})
+    report.commit = first_commit(path, ours)
     return report
+
+
+def first_commit(path: Path, created: list[str]) -> str | None:
+    """In a repository with no commit yet, commit the files init created (only those) as the bot."""
+    from vault_tools import gitops
+    from vault_tools.errors import GitError
+
+    try:
+        repo = gitops.VaultRepo.open(path)
+    except GitError:
+        return None
+    if repo is None:
+        return None
+    with repo:
+        if repo.head_sha() is not None:
+            return None  # an existing history: the heartbeat's baseline commits what it touches
+        message = "vault-tools init: start the vault\n\n" + "\n".join(f"- {p}" for p in created) + "\n"
+        return repo.baseline(created, message)
 
 
 def planned_files(path: Path, sample: bool) -> list[Path]:

@@ -375,6 +375,9 @@ class Watcher:
             batch = self.batcher.take(self.stop, min(next_reconcile, next_heartbeat) - now)
             if self.stop.is_set():
                 break
+            if not self.config.vault.is_dir():
+                log.error("%s was deleted; the watcher exits", self.config.vault)
+                break
             if batch:
                 self.apply(batch, self.batcher.taken_through)
             self.watch_memory()
