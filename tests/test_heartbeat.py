@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import read_steps
 
 from vault_tools import cli, heartbeat, locks
 from vault_tools.config import Config, load_config
@@ -587,13 +588,16 @@ import datetime as dt, os, signal, sys, time, dataclasses
 from pathlib import Path
 from vault_tools import heartbeat
 from vault_tools.config import load_config
-vault, kill_at = Path(sys.argv[1]), int(sys.argv[2])
+vault, kill_at, hold = Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3:] == ["hold"]
 cfg = load_config(vault)
 cfg = dataclasses.replace(cfg, heartbeat=dataclasses.replace(cfg.heartbeat, quiet_seconds=0, prune_max_share=1.0))
 steps = []
 def step(name):
     steps.append(name)
+    print("STEP", name, flush=True)
     if len(steps) == kill_at:
+        if hold:  # wait here for the test's kill, which then always lands before the run ends
+            time.sleep(3600)
         os.kill(os.getpid(), signal.SIGKILL)
 heartbeat.run_heartbeat(cfg, heartbeat.Options(as_of=dt.date(2026, 12, 1)), step)
 print(len(steps))
@@ -620,7 +624,7 @@ def test_kill_9_at_every_step_then_rerun_finishes_without_duplicates(tmp_path: P
         [sys.executable, "-c", KILL_SCRIPT, str(reference), "0"], capture_output=True, text=True
     )
     assert result.returncode == 0, result.stderr
-    steps = int(result.stdout.strip())
+    steps = int(result.stdout.splitlines()[-1])
     expected = snapshot(reference)
     assert len(expected[2]) == 1 + 3  # two promotions and a prune
     for kill_at in range(1, steps + 1):
@@ -637,24 +641,36 @@ def test_kill_9_at_every_step_then_rerun_finishes_without_duplicates(tmp_path: P
 
 
 def test_kill_9_at_random_times_then_rerun(tmp_path: Path) -> None:
+    """Killed at a random moment inside a random step (not at a step boundary, as above)."""
     pristine = committed(make_vault(tmp_path, name="pristine"))
     reference = tmp_path / "reference"
     shutil.copytree(pristine, reference)
-    run(reference)
+    steps: list[str] = []
+    run(reference, progress=steps.append)
     expected = snapshot(reference)
+    assert steps[-1] == "state" and len(steps) >= 5
     chooser = random.Random(4)
     for attempt in range(3):
         vault = tmp_path / f"random-{attempt}"
         shutil.copytree(pristine, vault)
+        kill_after = chooser.randint(2, len(steps) - 2)  # after the journal, before the state
         process = subprocess.Popen(
-            [sys.executable, "-c", KILL_SCRIPT, str(vault), "0"], stdout=subprocess.DEVNULL
+            [sys.executable, "-c", KILL_SCRIPT, str(vault), str(kill_after + 1), "hold"],
+            stdout=subprocess.PIPE,
+            text=True,
         )
-        time.sleep(chooser.uniform(0.2, 1.0))
+        assert process.stdout is not None
+        seen = read_steps(process.stdout, kill_after)
+        assert seen == steps[:kill_after]
+        time.sleep(chooser.uniform(0.0, 0.05))  # somewhere inside the next step, or held at its end
         process.send_signal(signal.SIGKILL)
-        process.wait()
+        process.communicate(timeout=20)
+        assert process.returncode == -signal.SIGKILL  # killed, before it could finish
+        assert (vault / ".vault-tools" / "heartbeat" / "journal.json").exists()  # the run was cut short
         run(vault)
-        assert snapshot(vault) == expected
+        assert snapshot(vault) == expected, f"killed after step {kill_after} ({steps[kill_after - 1]})"
         assert git(vault, "status", "--porcelain") == ""
+        assert not (vault / ".vault-tools" / "heartbeat" / "journal.json").exists()
 
 
 # ---------------------------------------------------------------------------------------------
