@@ -81,7 +81,8 @@ def test_obsidian_conventions(tmp_path: Path) -> None:
     target = write(tmp_path / "memory" / "2026-03-11.md", (FIXTURES / "obsidian.md").read_bytes())
     links, urls, code = notes.read_note(target, tmp_path).entries
     assert links.links == ("wikilink", "note")
-    assert links.fields == {"key": "value (with parens)", "inline": "field"} or "inline" in links.fields
+    assert links.fields == {"key": "value (with parens)", "inline": "field"}
+    assert "::" not in links.text and "with parens" not in links.text
     assert urls.tags == ("tag/nested",)
     assert code.tags == ()
     assert urls.has_tag("tag") and not urls.has_tag("ta")

@@ -43,7 +43,10 @@ LEADING_DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})(?:[ \t]+(\d{1,2}):(\d{2}))?
 TAG = re.compile(
     r"(?:(?<=^)|(?<=[\s(\[（【。，；：！？、]))#([^\s#\[\](){}<>,.;:!?'\"`，。；：！？、（）【】《》「」]+)"
 )
-FIELD = re.compile(r"[\[(]([^\[\]():]{1,40}?)::[ \t]*((?:\[\[[^\]]*\]\]|[^\[\]()])*?)[ \t]*[\])]")
+# Dataview inline fields, [key:: value] or (key:: value); a value may hold [[links]] and (parentheses).
+FIELD = re.compile(
+    r"[\[(]([^\[\]():]{1,40}?)::[ \t]*((?:\[\[[^\]]*\]\]|\([^\[\]()]*\)|[^\[\]()])*?)[ \t]*[\])]"
+)
 BLOCK_ID = re.compile(r"[ \t]\^([A-Za-z0-9][A-Za-z0-9-]*)[ \t]*$", re.MULTILINE)
 WIKILINK = re.compile(r"\[\[([^\[\]|#^]+)(?:[#^][^\[\]|]*)?(?:\|[^\[\]]*)?\]\]")
 INLINE_CODE = re.compile(r"`[^`]*`")
