@@ -395,13 +395,36 @@ def test_a_human_edit_made_during_the_run_survives(tmp_path: Path) -> None:
     assert any("committed around uncommitted edits in MEMORY.md" in w for w in report.warnings)
 
 
-def test_waits_for_a_quiet_period_after_a_recent_edit(tmp_path: Path) -> None:
+class FakeTime:
+    """Stands in for the heartbeat module's ``time``: ``time()`` moves only by its ``sleep()``."""
+
+    def __init__(self, now: float) -> None:
+        self.now = now
+        self.slept: list[float] = []
+        self.monotonic = time.monotonic
+
+    def time(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        self.now += seconds
+
+
+@pytest.mark.parametrize(("age", "waited"), [(2.0, 28.0), (29.5, 0.5), (31.0, 0.0)])
+def test_waits_for_a_quiet_period_after_a_recent_edit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, age: float, waited: float
+) -> None:
     vault = committed(make_vault(tmp_path))
     (vault / "MEMORY.md").write_text(MEMORY_EN + "- 2026-11-30: Just typed\n")
-    started = time.monotonic()
-    report = run(vault, settings={"quiet_seconds": 0.4})
-    assert time.monotonic() - started >= 0.3
-    assert any("to settle" in w for w in report.warnings)
+    saved = (vault / "MEMORY.md").stat().st_mtime
+    clock = FakeTime(saved + age)  # the person saved MEMORY.md ``age`` seconds ago
+    monkeypatch.setattr(heartbeat, "time", clock)
+    report = run(vault, settings={"quiet_seconds": 30.0})
+    assert sum(clock.slept) == waited  # until 30 s after the save, and not longer
+    assert clock.now == saved + max(age, 30.0)
+    assert any("to settle" in w for w in report.warnings) == (waited > 0)
+    assert report.promoted and "Just typed" in memory(vault)  # then it ran as usual
 
 
 def test_a_human_deleted_item_never_comes_back(tmp_path: Path) -> None:
