@@ -553,10 +553,15 @@ def read_bytes_or_empty(path: Path, create: bool) -> bytes:
 
 
 def atomic_write(path: Path, data: bytes) -> None:
-    """Temp file in the same folder, fsync, os.replace, fsync the folder: all or nothing."""
+    """Temp file in the same folder, fsync, os.replace, fsync the folder: all or nothing.
+
+    The temp file's name holds the writer's pid (``.NAME.<pid>.<random>.tmp``), so the temp
+    file of a write that was killed (kill -9, a crash) is removed by the next write of the file.
+    """
     target = path.resolve() if path.is_symlink() else path
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    remove_dead_writers_temp_files(target)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.{os.getpid()}.", suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
@@ -569,6 +574,34 @@ def atomic_write(path: Path, data: bytes) -> None:
             os.unlink(tmp_name)
         raise
     fsync_dir(target.parent)
+
+
+def remove_dead_writers_temp_files(target: Path) -> list[Path]:
+    """Remove the temp files that writes of ``target`` by processes no longer running left; those."""
+    prefix = f".{target.name}."
+    removed: list[Path] = []
+    try:
+        names = [n for n in os.listdir(target.parent) if n.startswith(prefix) and n.endswith(".tmp")]
+    except OSError:
+        return removed
+    for name in names:
+        pid, dot, rest = name[len(prefix) : -len(".tmp")].partition(".")
+        if not (pid.isdigit() and dot and rest) or int(pid) == os.getpid() or _pid_alive(int(pid)):
+            continue  # not such a temp file, or its writer may still be writing it
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(target.parent / name)
+            removed.append(target.parent / name)
+    return removed
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # EPERM: alive, someone else's
+        return True
+    return True
 
 
 def existing_mode(path: Path) -> int:
