@@ -233,14 +233,16 @@ def parse_front_matter(lines: list[str], path: Path, warnings: list[Warning_]) -
         return {}, 0
     start, end = span
     source = "".join(lines[start:end])
-    # Imported here: a recall that parses no file should not pay ~25 ms for it. libyaml's
-    # loader when PyYAML was built with it: the pure-Python one is most of a large build.
+    # python-frontmatter's YAML handler reads the block (libyaml's safe loader when PyYAML was
+    # built with it: the pure-Python one is most of a large build). Only the block: the
+    # delimiters, BOM and line endings are found above, and the body's lines are kept as read,
+    # where frontmatter.loads() would strip them. Imported here: a recall that parses no file
+    # should not pay ~25 ms for it.
     import yaml
+    from frontmatter.default_handlers import YAMLHandler
 
     try:
-        loaded = (
-            yaml.load(source, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) if source.strip() else {}
-        )
+        loaded = YAMLHandler().load(source) if source.strip() else {}
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = start + mark.line + 1 if mark is not None else start + 1
