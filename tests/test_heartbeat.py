@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import errno
 import json
 import os
 import random
@@ -19,7 +20,7 @@ from typing import Any
 import pytest
 from helpers import read_steps
 
-from vault_tools import cli, heartbeat, locks
+from vault_tools import cli, heartbeat, locks, notes
 from vault_tools.config import Config, load_config
 from vault_tools.errors import GitError, LockedError, UsageError
 from vault_tools.heartbeat import HeartbeatReport, Options
@@ -425,6 +426,27 @@ def test_waits_for_a_quiet_period_after_a_recent_edit(
     assert clock.now == saved + max(age, 30.0)
     assert any("to settle" in w for w in report.warnings) == (waited > 0)
     assert report.promoted and "Just typed" in memory(vault)  # then it ran as usual
+
+
+def test_an_unreadable_daily_note_is_named_and_the_rest_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    vault = committed(make_vault(tmp_path))
+    unreadable = vault / "memory" / "2026-11-29.md"
+    real = notes.read_note
+
+    def read_note(path: Path, root: Path, **kwargs: Any) -> notes.Note:
+        if Path(path) == unreadable:
+            raise PermissionError(errno.EACCES, "Permission denied", str(path))
+        return real(path, root, **kwargs)
+
+    monkeypatch.setattr(notes, "read_note", read_note)
+    report = run(vault)
+    assert f"{unreadable}: could not be read (Permission denied); its entries were not considered" in (
+        report.warnings
+    )
+    assert "我不吃香菜" not in memory(vault)  # nothing of it was promoted
+    assert any("PostgreSQL" in c.text for c in report.promoted)  # the other note was
 
 
 def test_a_human_deleted_item_never_comes_back(tmp_path: Path) -> None:
