@@ -28,6 +28,7 @@ from test_heartbeat import config as hb_config
 
 from vault_tools import heartbeat, notes
 from vault_tools import index as ix
+from vault_tools.cli import main as cli_main
 from vault_tools.config import Config, load_config
 from vault_tools.errors import GitError
 from vault_tools.heartbeat import Options
@@ -470,18 +471,20 @@ def test_kill_9_of_a_heartbeat_in_a_git_state_with_a_person_saving(tmp_path: Pat
     assert_index_converges(vault, "PostgreSQL")
 
 
-def test_a_heartbeat_in_a_merge_touches_nothing_and_runs_after_it(tmp_path: Path) -> None:
+def test_a_heartbeat_in_a_merge_touches_nothing_and_runs_after_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """Mid-merge there is nothing to kill: the run stops before its first step, exit 6."""
     vault = beat_vault(tmp_path)
     set_git_state(vault, "merge")
     before = snapshot(vault)
-    proc = subprocess.run(
-        stepped_heartbeat(vault, hold_at=0),
-        capture_output=True,
-        text=True,
-    )
-    assert proc.returncode == GitError.exit_code, proc.stderr
-    assert "STEP" not in proc.stdout and "in the middle of a merge" in proc.stderr
+    steps: list[str] = []
+    real = heartbeat.run_heartbeat
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(heartbeat, "run_heartbeat", lambda c, o=None, _p=None: real(c, o, steps.append))
+        code = cli_main(["heartbeat", "--no-llm", *AS_OF_ARGS, "--vault", str(vault)])
+    assert code == GitError.exit_code and steps == []
+    assert "in the middle of a merge" in capsys.readouterr().err
     assert snapshot(vault) == before and git_status(vault) == ""
     clear_git_state(vault, "merge")
     next_run_succeeds(vault)
