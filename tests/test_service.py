@@ -22,6 +22,7 @@ from helpers import wait_for, write
 
 from vault_tools import cli, service
 from vault_tools.config import Config, RecallConfig, load_config
+from vault_tools.index import read_json, watch_state_path
 from vault_tools.watch import WatchOptions, run_watch
 
 AS_OF = "2026-03-12"
@@ -537,7 +538,12 @@ def test_an_idle_watcher_exits_and_one_whose_vault_is_deleted_leaves_nothing_beh
         target=run_watch, args=(config,), kwargs={"options": lingering, "handle_signals": False}
     )
     thread.start()
-    wait_for(lambda: probe(config) is not None, "the recall service")
+
+    def watching() -> bool:  # the service answers before the observer starts: wait for both
+        state = read_json(watch_state_path(config))  # (the idle watcher's last state says stopped)
+        return bool(state.get("last_reconcile")) and not state.get("stopped") and probe(config) is not None
+
+    wait_for(watching, "the watcher to observe and serve")
     gone = vault.with_name("deleted")
     vault.rename(gone)  # as `rm -rf` of a parent folder ends: nothing left at the path
     shutil.rmtree(gone)
