@@ -450,14 +450,16 @@ def test_kill_9_of_a_heartbeat_in_a_git_state_with_a_person_saving(tmp_path: Pat
         stderr=subprocess.PIPE,
         text=True,
     )
-    assert proc.stdout is not None
-    steps = read_steps(proc.stdout, kill_after)
-    assert len(steps) == kill_after, (steps, proc.communicate())
     human = "- 2026-12-01: a person's own line saved during the heartbeat\n"
-    notes.apply_edit(vault / "MEMORY.md", lambda lines: [*lines, human])  # an editor's save
-    before = snapshot(vault)
-    time.sleep(rng.uniform(0.0, 0.05))  # somewhere inside the next step, or held at its end
-    proc.send_signal(signal.SIGKILL)
+    try:
+        assert proc.stdout is not None
+        steps = read_steps(proc.stdout, kill_after)
+        assert len(steps) == kill_after, (steps, proc.communicate())
+        notes.apply_edit(vault / "MEMORY.md", lambda lines: [*lines, human])  # an editor's save
+        before = snapshot(vault)
+        time.sleep(rng.uniform(0.0, 0.05))  # somewhere inside the next step, or held at its end
+    finally:
+        proc.send_signal(signal.SIGKILL)  # also when the test failed: the run is held for an hour
     _out, err = proc.communicate(timeout=20)
     count(f"kill-9-heartbeat-{state}")
     assert proc.returncode == -signal.SIGKILL, err  # killed, not finished or failed on its own

@@ -704,11 +704,13 @@ def test_kill_9_at_random_times_then_rerun(tmp_path: Path) -> None:
             stdout=subprocess.PIPE,
             text=True,
         )
-        assert process.stdout is not None
-        seen = read_steps(process.stdout, kill_after)
-        assert seen == steps[:kill_after]
-        time.sleep(chooser.uniform(0.0, 0.05))  # somewhere inside the next step, or held at its end
-        process.send_signal(signal.SIGKILL)
+        try:
+            assert process.stdout is not None
+            seen = read_steps(process.stdout, kill_after)
+            assert seen == steps[:kill_after]
+            time.sleep(chooser.uniform(0.0, 0.05))  # somewhere inside the next step, or held at its end
+        finally:
+            process.send_signal(signal.SIGKILL)  # also when the test failed: the run is held for an hour
         process.communicate(timeout=20)
         assert process.returncode == -signal.SIGKILL  # killed, before it could finish
         assert (vault / ".vault-tools" / "heartbeat" / "journal.json").exists()  # the run was cut short
