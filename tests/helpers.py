@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 
@@ -22,3 +22,35 @@ def wait_for(predicate: Callable[[], bool], what: str, timeout: float = 15.0) ->
             return
         time.sleep(0.02)
     raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
+
+
+#: Runs ``vault-tools ARGS...`` with each heartbeat step printed (``STEP name``) as it is reached,
+#: and the run held (asleep) when it reaches step number HOLD_AT, so that a kill sent after a
+#: step was seen always lands before the run ends: ``python -c HEARTBEAT_STEPS HOLD_AT ARGS...``.
+HEARTBEAT_STEPS = """
+import sys, time
+from vault_tools import cli, heartbeat
+hold_at = int(sys.argv[1])
+real = heartbeat.run_heartbeat
+def reporting(config, options=None, progress=None):
+    seen = []
+    def step(name):
+        seen.append(name)
+        print("STEP", name, flush=True)
+        if len(seen) == hold_at:
+            time.sleep(3600)
+    return real(config, options, step)
+heartbeat.run_heartbeat = reporting
+sys.exit(cli.main(sys.argv[2:]))
+"""
+
+
+def read_steps(stdout: Iterable[str], wanted: int) -> list[str]:
+    """Read ``STEP name`` lines until ``wanted`` were seen or the output ends; the names seen."""
+    steps: list[str] = []
+    for line in stdout:
+        if line.startswith("STEP "):
+            steps.append(line[5:].rstrip("\n"))
+            if len(steps) >= wanted:
+                break
+    return steps

@@ -7,6 +7,7 @@ per request, from a queue; when the queue is empty the default reply is used::
         server.push(json_reply({"insights": []}))      # canned JSON
         server.push(Reply(content="not json"))          # malformed output
         server.push(Reply(delay=2.0))                   # slower than the client's timeout
+        server.push(Reply(hold=event))                  # no answer until the test sets ``event``
         server.push(Reply(status=500))                  # an HTTP error
         server.default = Reply(responder=lambda request: ...)  # computed from the request
         settings = LLMConfig(base_url=server.base_url, model="test-model")
@@ -39,6 +40,7 @@ class Reply:
     delay: float = 0.0
     responder: Responder | None = None
     with_usage: bool = True
+    hold: threading.Event | None = None  # answer only once this is set (a reply that never comes in time)
 
 
 def json_reply(data: object) -> Reply:
@@ -122,6 +124,8 @@ class LLMServer:
                 reply = server.next_reply(body)
                 if reply.delay:
                     time.sleep(reply.delay)
+                if reply.hold is not None:
+                    reply.hold.wait()
                 if reply.status != 200:
                     self.send_json(
                         reply.status, {"error": {"message": "scripted failure", "type": "server_error"}}

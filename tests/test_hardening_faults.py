@@ -22,12 +22,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import HEARTBEAT_STEPS, read_steps, wait_for
 from test_heartbeat import MEMORY_EN, committed, make_vault
 from test_heartbeat import config as hb_config
 
 from vault_tools import heartbeat, notes
 from vault_tools import index as ix
+from vault_tools.cli import main as cli_main
 from vault_tools.config import Config, load_config
+from vault_tools.errors import GitError
 from vault_tools.heartbeat import Options
 from vault_tools.index import Index
 from vault_tools.recall import recall
@@ -100,6 +103,12 @@ def cli(vault: Path, *args: str) -> list[str]:
     return [sys.executable, "-m", "vault_tools", *args, "--vault", str(vault)]
 
 
+def stepped_heartbeat(vault: Path, hold_at: int) -> list[str]:
+    """The heartbeat command, printing its steps and held at step ``hold_at`` (helpers.HEARTBEAT_STEPS)."""
+    command = ["heartbeat", "--no-llm", *AS_OF_ARGS, "--vault", str(vault)]
+    return [sys.executable, "-c", HEARTBEAT_STEPS, str(hold_at), *command]
+
+
 def git_status(vault: Path) -> str:
     return subprocess.run(["git", "status", "--porcelain"], cwd=vault, capture_output=True, text=True).stdout
 
@@ -141,22 +150,35 @@ WRITE_FAULTS: dict[str, tuple[str, Callable[..., Any]]] = {
 }
 
 
-def inject(monkeypatch: pytest.MonkeyPatch, fault: str, after: int = 0) -> None:
-    """Make the ``after``-th and later calls of the target (as seen from vault_tools.notes) fail."""
+FAULT_ERRNO = {
+    "mkstemp-enospc": errno.ENOSPC,
+    "fsync-enospc": errno.ENOSPC,
+    "mkstemp-readonly": errno.EACCES,
+    "replace-erofs": errno.EROFS,
+}
+
+
+def inject(monkeypatch: pytest.MonkeyPatch, fault: str, after: int = 0) -> dict[str, int]:
+    """Make the calls of the target (as seen from vault_tools.notes) after the first ``after`` fail.
+
+    Returns the counts: ``calls`` of the target, and how many of them ``failed``.
+    """
     target, error = WRITE_FAULTS[fault]
     module_name, attr = target.split(".")
     module = getattr(notes, module_name)
     real = getattr(module, attr)
-    calls = {"n": 0}
+    calls = {"calls": 0, "failed": 0}
 
     def faulty(*args: Any, **kwargs: Any) -> Any:
-        calls["n"] += 1
-        if calls["n"] > after:
+        calls["calls"] += 1
+        if calls["calls"] > after:
+            calls["failed"] += 1
             count(fault)
             return error(*args, **kwargs)
         return real(*args, **kwargs)
 
     monkeypatch.setattr(module, attr, faulty)
+    return calls
 
 
 @pytest.mark.parametrize("fault", list(WRITE_FAULTS))
@@ -168,9 +190,10 @@ def test_a_failing_atomic_write_keeps_the_original_and_leaves_no_temp_file(
     original = "\ufeff---\ndate: 2026-12-01\n---\r\n- 09:00 keep me\r\n".encode()
     path.write_bytes(original)
     with monkeypatch.context() as patch:
-        inject(patch, fault)
-        with pytest.raises(OSError):
+        fired = inject(patch, fault)
+        with pytest.raises(OSError) as raised:
             notes.apply_edit(path, notes.append_lines(["- 10:00 new line"]))
+    assert fired["failed"] == 1 and raised.value.errno == FAULT_ERRNO[fault]
     assert path.read_bytes() == original
     assert list(path.parent.glob(".*.tmp")) == []
     result = notes.apply_edit(path, notes.append_lines(["- 10:00 new line"]))
@@ -185,13 +208,20 @@ def test_heartbeat_hit_by_a_write_fault_loses_nothing_and_the_next_run_succeeds(
     vault = beat_vault(tmp_path)
     before = snapshot(vault)
     with monkeypatch.context() as patch:
-        inject(patch, fault, after)
-        try:
-            heartbeat.run_heartbeat(hb_config(vault), Options(as_of=AS_OF_DATE))
-        except (OSError, Exception) as exc:  # the error must be a clean one: no partial state
-            assert not isinstance(exc, AssertionError)
+        fired = inject(patch, fault, after)
+        # The injected error itself reaches the caller: nothing wraps it into another error or
+        # swallows it, and nothing else (a TypeError from a half-done step) takes its place.
+        steps: list[str] = []
+        with pytest.raises(OSError) as raised:
+            heartbeat.run_heartbeat(hb_config(vault), Options(as_of=AS_OF_DATE), steps.append)
+    assert fired["calls"] > after and fired["failed"] >= 1, fired  # the fault struck
+    assert raised.value.errno == FAULT_ERRNO[fault]
+    journal = vault / ".vault-tools" / "heartbeat" / "journal.json"
+    if after == 3:  # it struck after the plan was journaled, while the notes were being written
+        assert "journal" in steps and "state" not in steps and journal.exists(), steps
     assert_nothing_lost(vault, before)
     heartbeat.run_heartbeat(hb_config(vault), Options(as_of=AS_OF_DATE))
+    assert not journal.exists()
     assert_nothing_lost(vault, before)
     assert git_status(vault) == ""
     assert_index_converges(vault, "PostgreSQL")
@@ -202,9 +232,10 @@ def test_a_failing_lock_owner_write_leaves_no_temp_file(
 ) -> None:
     vault = beat_vault(tmp_path)
     with monkeypatch.context() as patch:
-        inject(patch, "replace-erofs")
-        with pytest.raises(OSError):
+        fired = inject(patch, "replace-erofs")
+        with pytest.raises(OSError) as raised:
             heartbeat.run_heartbeat(hb_config(vault), Options(as_of=AS_OF_DATE))
+    assert fired["failed"] >= 1 and raised.value.errno == errno.EROFS
     assert list((vault / ".vault-tools").rglob("*.tmp")) == []
 
 
@@ -295,10 +326,23 @@ def edit_burst(vault: Path, rng: random.Random, stop: threading.Event, written: 
         time.sleep(rng.uniform(0, 0.01))
 
 
+def indexed_markers(config: Config, markers: list[str]) -> set[str]:
+    """The markers the index holds now, read without indexing anything (no catch-up, no heal)."""
+    index = Index(config)
+    try:
+        with index.searcher() as s:
+            found = {m for m in markers if any(m in h["text"] for h in s.search(ix_term(m), limit=5))}
+        assert index.warnings == [], index.warnings  # it read the index as the watcher left it
+        return found
+    finally:
+        index.close()
+
+
 @pytest.mark.parametrize("seed", list(SEEDS))
 def test_kill_9_of_the_watcher_during_an_edit_burst(tmp_path: Path, seed: int) -> None:
     rng = random.Random(seed)
     vault = make_vault(tmp_path)
+    config = load_config(vault, env={})
     before = snapshot(vault)
     proc = start_watch(vault)
     stop = threading.Event()
@@ -306,40 +350,47 @@ def test_kill_9_of_the_watcher_during_an_edit_burst(tmp_path: Path, seed: int) -
     writer = threading.Thread(target=edit_burst, args=(vault, rng, stop, written))
     writer.start()
     try:
-        time.sleep(rng.uniform(0.1, 0.8))
+        kill_after = rng.randint(5, 60)  # edits
+        wait_for(lambda: len(written) >= kill_after, "the burst to get going")
+        assert proc.poll() is None, "the watcher stopped before it was killed"
         proc.send_signal(signal.SIGKILL)
         proc.communicate(timeout=10)
         count("kill-9-watch")
-        edits_at_kill = len(written)  # let the burst go on while no watcher runs
-        deadline = time.monotonic() + 10
-        while len(written) < edits_at_kill + 20 and writer.is_alive() and time.monotonic() < deadline:
-            time.sleep(0.01)
+        edits_at_kill = len(written)
+        # let the burst go on while no watcher runs
+        wait_for(lambda: len(written) >= edits_at_kill + 20 or not writer.is_alive(), "edits after the kill")
     finally:
         stop.set()
         writer.join()
+    assert proc.returncode == -signal.SIGKILL  # killed mid-burst, not stopped by anything else
+    after_kill = written[edits_at_kill:]
+    assert after_kill, "no edit was made while the watcher was down"
+    # Nothing but the restarted watcher indexes from here on: its start-up reconcile must find
+    # the edits made while none ran (start_watch returns once it has reconciled, and no edit
+    # has been made since), and its observer the edit made after it started.
     restarted = start_watch(vault)
     try:
-        config = load_config(vault, env={})
+        missing = set(written) - indexed_markers(config, written)
+        assert not missing, f"{len(missing)} of {len(written)} edits not indexed after the restart"
         marker = f"final{seed}quokka"
         with (vault / "memory" / "2026-11-30.md").open("a", encoding="utf-8") as handle:
             handle.write(f"- 12:00 {marker}\n")
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline and not Index(config).read(
-            lambda s: any(marker in h["text"] for h in s.search(ix_term(marker), limit=5))
-        ):
-            time.sleep(0.05)
+        wanted = [*written, marker]
+        wait_for(
+            lambda: indexed_markers(config, wanted) == set(wanted),
+            "the restarted watcher to index every edit",
+            30,
+        )
     finally:
         restarted.send_signal(signal.SIGTERM)
         _out, err = restarted.communicate(timeout=20)
+    assert restarted.returncode == 0, err
     assert "Traceback" not in err
     assert_nothing_lost(vault, before)
     text = "".join(p.read_text() for p in (vault / "memory").glob("*.md"))
     assert all(m in text for m in written)
     report = Index(load_config(vault, env={})).doctor()
     assert report.ok, report.summary()
-    sample = rng.sample(written, min(5, len(written)))
-    for m in sample:
-        assert any(m in h.text for h in recall(config, m, chat="direct").results), m
 
 
 def ix_term(word: str) -> Any:
@@ -383,30 +434,63 @@ def clear_git_state(vault: Path, state: str) -> None:
         (vault / ".git" / "MERGE_HEAD").unlink(missing_ok=True)
 
 
-@pytest.mark.parametrize("state", ["clean", "stale-lock", "detached", "merge"])
+#: The steps of a heartbeat over beat_vault: planned, journal, two writes, five commits, state.
+HEARTBEAT_STEP_COUNT = 10
+
+
+@pytest.mark.parametrize("state", ["clean", "stale-lock", "detached"])
 def test_kill_9_of_a_heartbeat_in_a_git_state_with_a_person_saving(tmp_path: Path, state: str) -> None:
     rng = random.Random(state)
     vault = beat_vault(tmp_path)
     set_git_state(vault, state)
+    kill_after = rng.randint(2, HEARTBEAT_STEP_COUNT - 2)  # after the journal, before the state
     proc = subprocess.Popen(
-        cli(vault, "heartbeat", "--no-llm", *AS_OF_ARGS),
+        stepped_heartbeat(vault, hold_at=kill_after + 1),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
     )
     human = "- 2026-12-01: a person's own line saved during the heartbeat\n"
-    time.sleep(rng.uniform(0.05, 0.4))
-    notes.apply_edit(vault / "MEMORY.md", lambda lines: [*lines, human])  # an editor's save
-    before = snapshot(vault)
-    time.sleep(rng.uniform(0.0, 0.4))
-    proc.send_signal(signal.SIGKILL)
+    try:
+        assert proc.stdout is not None
+        steps = read_steps(proc.stdout, kill_after)
+        assert len(steps) == kill_after, (steps, proc.communicate())
+        notes.apply_edit(vault / "MEMORY.md", lambda lines: [*lines, human])  # an editor's save
+        before = snapshot(vault)
+        time.sleep(rng.uniform(0.0, 0.05))  # somewhere inside the next step, or held at its end
+    finally:
+        proc.send_signal(signal.SIGKILL)  # also when the test failed: the run is held for an hour
     _out, err = proc.communicate(timeout=20)
     count(f"kill-9-heartbeat-{state}")
+    assert proc.returncode == -signal.SIGKILL, err  # killed, not finished or failed on its own
     assert "Traceback" not in err
+    assert (vault / ".vault-tools" / "heartbeat" / "journal.json").exists()  # an unfinished run
     clear_git_state(vault, state)
     next_run_succeeds(vault, human)
+    assert not (vault / ".vault-tools" / "heartbeat" / "journal.json").exists()
     assert_nothing_lost(vault, before)
     assert human.strip() in (vault / "MEMORY.md").read_text()
+    assert_index_converges(vault, "PostgreSQL")
+
+
+def test_a_heartbeat_in_a_merge_touches_nothing_and_runs_after_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Mid-merge there is nothing to kill: the run stops before its first step, exit 6."""
+    vault = beat_vault(tmp_path)
+    set_git_state(vault, "merge")
+    before = snapshot(vault)
+    steps: list[str] = []
+    real = heartbeat.run_heartbeat
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(heartbeat, "run_heartbeat", lambda c, o=None, _p=None: real(c, o, steps.append))
+        code = cli_main(["heartbeat", "--no-llm", *AS_OF_ARGS, "--vault", str(vault)])
+    assert code == GitError.exit_code and steps == []
+    assert "in the middle of a merge" in capsys.readouterr().err
+    assert snapshot(vault) == before and git_status(vault) == ""
+    clear_git_state(vault, "merge")
+    next_run_succeeds(vault)
+    assert_nothing_lost(vault, before)
     assert_index_converges(vault, "PostgreSQL")
 
 

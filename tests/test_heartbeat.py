@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import errno
 import json
 import os
 import random
@@ -17,8 +18,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import read_steps
 
-from vault_tools import cli, heartbeat, locks
+from vault_tools import cli, heartbeat, locks, notes
 from vault_tools.config import Config, load_config
 from vault_tools.errors import GitError, LockedError, UsageError
 from vault_tools.heartbeat import HeartbeatReport, Options
@@ -394,13 +396,57 @@ def test_a_human_edit_made_during_the_run_survives(tmp_path: Path) -> None:
     assert any("committed around uncommitted edits in MEMORY.md" in w for w in report.warnings)
 
 
-def test_waits_for_a_quiet_period_after_a_recent_edit(tmp_path: Path) -> None:
+class FakeTime:
+    """Stands in for the heartbeat module's ``time``: ``time()`` moves only by its ``sleep()``."""
+
+    def __init__(self, now: float) -> None:
+        self.now = now
+        self.slept: list[float] = []
+        self.monotonic = time.monotonic
+
+    def time(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        self.now += seconds
+
+
+@pytest.mark.parametrize(("age", "waited"), [(2.0, 28.0), (29.5, 0.5), (31.0, 0.0)])
+def test_waits_for_a_quiet_period_after_a_recent_edit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, age: float, waited: float
+) -> None:
     vault = committed(make_vault(tmp_path))
     (vault / "MEMORY.md").write_text(MEMORY_EN + "- 2026-11-30: Just typed\n")
-    started = time.monotonic()
-    report = run(vault, settings={"quiet_seconds": 0.4})
-    assert time.monotonic() - started >= 0.3
-    assert any("to settle" in w for w in report.warnings)
+    saved = (vault / "MEMORY.md").stat().st_mtime
+    clock = FakeTime(saved + age)  # the person saved MEMORY.md ``age`` seconds ago
+    monkeypatch.setattr(heartbeat, "time", clock)
+    report = run(vault, settings={"quiet_seconds": 30.0})
+    assert sum(clock.slept) == waited  # until 30 s after the save, and not longer
+    assert clock.now == saved + max(age, 30.0)
+    assert any("to settle" in w for w in report.warnings) == (waited > 0)
+    assert report.promoted and "Just typed" in memory(vault)  # then it ran as usual
+
+
+def test_an_unreadable_daily_note_is_named_and_the_rest_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    vault = committed(make_vault(tmp_path))
+    unreadable = vault / "memory" / "2026-11-29.md"
+    real = notes.read_note
+
+    def read_note(path: Path, root: Path, **kwargs: Any) -> notes.Note:
+        if Path(path) == unreadable:
+            raise PermissionError(errno.EACCES, "Permission denied", str(path))
+        return real(path, root, **kwargs)
+
+    monkeypatch.setattr(notes, "read_note", read_note)
+    report = run(vault)
+    assert f"{unreadable}: could not be read (Permission denied); its entries were not considered" in (
+        report.warnings
+    )
+    assert "我不吃香菜" not in memory(vault)  # nothing of it was promoted
+    assert any("PostgreSQL" in c.text for c in report.promoted)  # the other note was
 
 
 def test_a_human_deleted_item_never_comes_back(tmp_path: Path) -> None:
@@ -633,13 +679,16 @@ import datetime as dt, os, signal, sys, time, dataclasses
 from pathlib import Path
 from vault_tools import heartbeat
 from vault_tools.config import load_config
-vault, kill_at = Path(sys.argv[1]), int(sys.argv[2])
+vault, kill_at, hold = Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3:] == ["hold"]
 cfg = load_config(vault)
 cfg = dataclasses.replace(cfg, heartbeat=dataclasses.replace(cfg.heartbeat, quiet_seconds=0, prune_max_share=1.0))
 steps = []
 def step(name):
     steps.append(name)
+    print("STEP", name, flush=True)
     if len(steps) == kill_at:
+        if hold:  # wait here for the test's kill, which then always lands before the run ends
+            time.sleep(3600)
         os.kill(os.getpid(), signal.SIGKILL)
 heartbeat.run_heartbeat(cfg, heartbeat.Options(as_of=dt.date(2026, 12, 1)), step)
 print(len(steps))
@@ -666,7 +715,7 @@ def test_kill_9_at_every_step_then_rerun_finishes_without_duplicates(tmp_path: P
         [sys.executable, "-c", KILL_SCRIPT, str(reference), "0"], capture_output=True, text=True
     )
     assert result.returncode == 0, result.stderr
-    steps = int(result.stdout.strip())
+    steps = int(result.stdout.splitlines()[-1])
     expected = snapshot(reference)
     assert len(expected[2]) == 1 + 3  # two promotions and a prune
     for kill_at in range(1, steps + 1):
@@ -683,24 +732,38 @@ def test_kill_9_at_every_step_then_rerun_finishes_without_duplicates(tmp_path: P
 
 
 def test_kill_9_at_random_times_then_rerun(tmp_path: Path) -> None:
+    """Killed at a random moment inside a random step (not at a step boundary, as above)."""
     pristine = committed(make_vault(tmp_path, name="pristine"))
     reference = tmp_path / "reference"
     shutil.copytree(pristine, reference)
-    run(reference)
+    steps: list[str] = []
+    run(reference, progress=steps.append)
     expected = snapshot(reference)
+    assert steps[-1] == "state" and len(steps) >= 5
     chooser = random.Random(4)
     for attempt in range(3):
         vault = tmp_path / f"random-{attempt}"
         shutil.copytree(pristine, vault)
+        kill_after = chooser.randint(2, len(steps) - 2)  # after the journal, before the state
         process = subprocess.Popen(
-            [sys.executable, "-c", KILL_SCRIPT, str(vault), "0"], stdout=subprocess.DEVNULL
+            [sys.executable, "-c", KILL_SCRIPT, str(vault), str(kill_after + 1), "hold"],
+            stdout=subprocess.PIPE,
+            text=True,
         )
-        time.sleep(chooser.uniform(0.2, 1.0))
-        process.send_signal(signal.SIGKILL)
-        process.wait()
+        try:
+            assert process.stdout is not None
+            seen = read_steps(process.stdout, kill_after)
+            assert seen == steps[:kill_after]
+            time.sleep(chooser.uniform(0.0, 0.05))  # somewhere inside the next step, or held at its end
+        finally:
+            process.send_signal(signal.SIGKILL)  # also when the test failed: the run is held for an hour
+        process.communicate(timeout=20)
+        assert process.returncode == -signal.SIGKILL  # killed, before it could finish
+        assert (vault / ".vault-tools" / "heartbeat" / "journal.json").exists()  # the run was cut short
         run(vault)
-        assert snapshot(vault) == expected
+        assert snapshot(vault) == expected, f"killed after step {kill_after} ({steps[kill_after - 1]})"
         assert git(vault, "status", "--porcelain") == ""
+        assert not (vault / ".vault-tools" / "heartbeat" / "journal.json").exists()
 
 
 # ---------------------------------------------------------------------------------------------

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import datetime as dt
+import errno
 import json
+import logging
 import os
 import shutil
 import subprocess
@@ -11,6 +13,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers import write
@@ -819,3 +822,46 @@ def test_cli_index_doctor_and_rebuild(vault: Path, capsys: pytest.CaptureFixture
     assert main(["doctor", "--vault", str(vault)]) == 1
     assert "deleted from disk, still indexed: 1" in capsys.readouterr().out
     assert main(["doctor", "--fix", "--vault", str(vault)]) == 0
+
+
+# ---------------------------------------------------------------------------------------------
+# What cannot be read is said, not silently skipped
+
+
+def test_a_folder_that_cannot_be_read_is_named_in_the_warnings(
+    vault: Path, idx: Index, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    idx.rebuild()
+    locked = vault / "memory" / "projects"
+    write(locked / "atlas.md", "- the wombat plan\n")
+    real_scandir = os.scandir
+
+    def scandir(path: Any) -> Any:
+        if Path(path) == locked:
+            raise PermissionError(errno.EACCES, "Permission denied", str(path))
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    expected = f"{locked}: could not be read (Permission denied); skipped"
+    assert expected in idx.reconcile().warnings  # the watcher's way
+    write(vault / "memory" / "2026-03-12.md", "- something new\n")
+    assert expected in idx.ensure_current().warnings  # a reading command's catch-up
+    from vault_tools.recall import recall
+
+    assert expected in recall(load_config(vault), "wombat").warnings  # and the person is told
+
+
+def test_a_search_that_fails_is_logged_before_the_retry(idx: Index, caplog: pytest.LogCaptureFixture) -> None:
+    idx.rebuild()
+    calls: list[int] = []
+
+    def flaky(s: Any) -> int:
+        calls.append(1)
+        if len(calls) == 1:
+            raise RuntimeError("a segment vanished mid-read")
+        return int(s.doc_count())
+
+    with caplog.at_level(logging.WARNING, logger="vault_tools.index"):
+        assert idx.read(flaky) == idx.entry_count() > 0
+    assert len(calls) == 2
+    assert f"{idx.dir}: a search failed (RuntimeError: a segment vanished mid-read)" in caplog.text

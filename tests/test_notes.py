@@ -2,6 +2,8 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -81,7 +83,8 @@ def test_obsidian_conventions(tmp_path: Path) -> None:
     target = write(tmp_path / "memory" / "2026-03-11.md", (FIXTURES / "obsidian.md").read_bytes())
     links, urls, code = notes.read_note(target, tmp_path).entries
     assert links.links == ("wikilink", "note")
-    assert links.fields == {"key": "value (with parens)", "inline": "field"} or "inline" in links.fields
+    assert links.fields == {"key": "value (with parens)", "inline": "field"}
+    assert "::" not in links.text and "with parens" not in links.text
     assert urls.tags == ("tag/nested",)
     assert code.tags == ()
     assert urls.has_tag("tag") and not urls.has_tag("ta")
@@ -254,6 +257,23 @@ def test_edit_based_on_stale_read_is_reapplied_to_current_content(tmp_path: Path
     path.write_text("- a\n- b\n- human\n")
     result = notes.apply_edit(path, notes.remove_block(["- a"]), expected=as_read)
     assert result.reapplied and path.read_text() == "- b\n- human\n"
+
+
+def test_a_write_removes_the_temp_files_of_killed_writes_of_that_file_only(tmp_path: Path) -> None:
+    path = write(tmp_path / "MEMORY.md", "- a\n")
+    finished = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True)
+    dead = int(finished.stdout)  # a writer that is gone, as after a kill -9
+    alive = os.getppid()  # a writer that may still be writing
+    leftovers = {
+        "dead": write(tmp_path / f".MEMORY.md.{dead}.k3j_x9ab.tmp", "- half"),
+        "alive": write(tmp_path / f".MEMORY.md.{alive}.p0q1r2s3.tmp", "- half"),
+        "old naming": write(tmp_path / ".MEMORY.md.k3j_x9ab.tmp", "- half"),
+        "other file": write(tmp_path / f".memory.md.{dead}.k3j_x9ab.tmp", "- half"),
+    }
+    notes.apply_edit(path, notes.append_lines(["- b"]))
+    assert path.read_text() == "- a\n- b\n"
+    assert {name for name, p in leftovers.items() if p.exists()} == {"alive", "old naming", "other file"}
+    assert sorted(p.name for p in tmp_path.glob(f".MEMORY.md.{os.getpid()}.*")) == []
 
 
 def test_atomic_write_keeps_permissions_and_leaves_no_temp_files(tmp_path: Path) -> None:

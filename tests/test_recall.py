@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -387,14 +386,20 @@ def test_highlight_marks_words_and_cjk_terms() -> None:
 @pytest.mark.parametrize(
     "query", ["", "   ", "hi", "Hello!", "good morning", "你好", "早上好！", "👍", "🙂🙂", "?!"]
 )
-def test_noise_returns_nothing_quickly_with_a_reason(tmp_path: Path, query: str) -> None:
+def test_noise_returns_nothing_without_searching_with_a_reason(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, query: str
+) -> None:
     vault = write_vault(tmp_path / "v")
     config = load_config(vault, env={})
-    started = time.perf_counter()
+
+    def no_search(*_args: object, **_kwargs: object) -> None:
+        raise AssertionError("noise must not open the index")
+
+    monkeypatch.setattr(Index, "ensure_current", no_search)
+    monkeypatch.setattr(Index, "open_searcher", no_search)
     result = recall(config, query)
     assert result.results == [] and result.warnings
-    assert time.perf_counter() - started < 0.5
-    assert not (vault / ".vault-tools" / "index").exists()  # the index was not even opened
+    assert not (vault / ".vault-tools" / "index").exists()  # the index was not even built
 
 
 def test_noise_reason_keeps_real_words() -> None:
@@ -472,7 +477,7 @@ VISIBLE = {
 def test_privacy_table(privacy_config: Config, chat: str, what: str) -> None:
     result = recall(privacy_config, f"zebracorn {what}", chat=chat, as_of=AS_OF, limit=50)
     found = {h.text.split()[1] for h in result.results}
-    assert found == VISIBLE[chat] or found <= VISIBLE[chat]
+    assert found == VISIBLE[chat]
     assert (what in found) == (what in VISIBLE[chat])
     assert result.filters["chat"] == chat
 

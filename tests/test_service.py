@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import socket
 import stat
@@ -21,6 +22,7 @@ from helpers import wait_for, write
 
 from vault_tools import cli, service
 from vault_tools.config import Config, RecallConfig, load_config
+from vault_tools.index import read_json, watch_state_path
 from vault_tools.watch import WatchOptions, run_watch
 
 AS_OF = "2026-03-12"
@@ -288,8 +290,12 @@ def test_a_stop_right_after_start_returns(vault: Path) -> None:
 
 
 def test_no_watcher_or_a_dead_socket_falls_back_at_once(
-    vault: Path, capsys: pytest.CaptureFixture[str]
+    vault: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # With timeouts no test outlives, an answer proves that nothing waited for one: no socket,
+    # or a dead one, is refused at once.
+    monkeypatch.setattr(service, "CONNECT_TIMEOUT", 3600.0)
+    monkeypatch.setattr(service, "ANSWER_TIMEOUT", 3600.0)
     config = load_config(vault)
     assert service.ask(config, "recall", recall_params("auth")) is None  # no socket at all
     path = service.socket_path(config)
@@ -297,9 +303,7 @@ def test_no_watcher_or_a_dead_socket_falls_back_at_once(
     dead = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     dead.bind(os.fspath(path))  # what a watcher killed with -9 leaves: a socket nobody listens on
     dead.close()
-    started = time.monotonic()
     assert service.ask(config, "recall", recall_params("auth")) is None
-    assert time.monotonic() - started < 0.5
     code, out, _ = run(capsys, "recall", "auth", "--vault", str(vault), "--as-of", AS_OF)
     assert code == 0 and "OAuth" in out
 
@@ -327,15 +331,19 @@ def test_garbage_requests_are_declined_and_the_service_keeps_serving(served: Con
     assert service.ask(served, "recall", recall_params("auth")) is not None
 
 
-def test_a_silent_client_does_not_block_the_service(served: Config) -> None:
+def test_a_silent_client_does_not_block_the_service(vault: Path) -> None:
+    config = load_config(vault)
+    served = service.RecallService(config, client_timeout=0.2)
+    assert served.start()
     silent = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    silent.connect(os.fspath(service.socket_path(served)))
     try:
-        started = time.monotonic()
-        assert service.ask(served, "recall", recall_params("auth")) is not None
-        assert time.monotonic() - started < 8.0  # the silent connection times out first (5 s)
+        silent.connect(os.fspath(service.socket_path(config)))  # connects first, says nothing
+        assert service.ask(config, "recall", recall_params("auth")) is not None
+        silent.settimeout(30)
+        assert silent.recv(1) == b""  # the service gave up on it and closed it
     finally:
         silent.close()
+        served.stop()
 
 
 def test_a_vault_path_too_long_for_a_socket_moves_it_to_a_private_temp_folder(tmp_path: Path) -> None:
@@ -514,20 +522,28 @@ def test_a_watcher_started_by_hand_is_never_taken_over(vault: Path) -> None:
         assert probe(config) is not None
 
 
-def test_an_idle_watcher_exits_and_one_whose_vault_is_deleted_leaves_nothing_behind(vault: Path) -> None:
+def test_an_idle_watcher_exits_and_one_whose_vault_is_deleted_leaves_nothing_behind(
+    vault: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     import shutil
 
     config = load_config(vault)
     idle = replace(FAST, idle_exit_seconds=1.0)
-    started = time.monotonic()
-    run_watch(config, stop_event=threading.Event(), options=idle)  # returns on its own
-    assert time.monotonic() - started < 30 and watch_lock_free(config)
+    with caplog.at_level(logging.INFO, logger="vault_tools.watch"):
+        run_watch(config, stop_event=threading.Event(), options=idle)  # nothing else stops it
+    assert "no recall request for 1 s; exiting" in caplog.text
+    assert watch_lock_free(config)
     lingering = replace(FAST, idle_exit_seconds=600.0)
     thread = threading.Thread(
         target=run_watch, args=(config,), kwargs={"options": lingering, "handle_signals": False}
     )
     thread.start()
-    wait_for(lambda: probe(config) is not None, "the recall service")
+
+    def watching() -> bool:  # the service answers before the observer starts: wait for both
+        state = read_json(watch_state_path(config))  # (the idle watcher's last state says stopped)
+        return bool(state.get("last_reconcile")) and not state.get("stopped") and probe(config) is not None
+
+    wait_for(watching, "the watcher to observe and serve")
     gone = vault.with_name("deleted")
     vault.rename(gone)  # as `rm -rf` of a parent folder ends: nothing left at the path
     shutil.rmtree(gone)

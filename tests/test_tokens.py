@@ -46,4 +46,7 @@ def test_truncate_cuts_cjk_inside_a_run() -> None:
 def test_truncate_never_exceeds_the_budget(text: str, budget: int) -> None:
     cut = truncate_to_tokens(text, budget)
     assert count_tokens(cut) <= max(budget, count_tokens("…"))
-    assert count_tokens(text) >= 0
+    if count_tokens(text) <= budget:
+        assert cut == text  # what fits is left whole
+    else:  # a prefix of the text, marked as cut
+        assert cut.endswith("…") and text.startswith(cut[: -len("…")])

@@ -157,47 +157,55 @@ def test_batcher_keeps_notes_and_drops_noise(vault: Path) -> None:
     assert batcher.take(stop, 0.01) == set()
 
 
+class FakeClock:
+    """A monotonic clock that moves only when told (binary fractions keep the sums exact)."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
 def test_batcher_waits_for_quiet(vault: Path) -> None:
-    batcher = ChangeBatcher(vault, debounce=0.3, max_latency=5.0)
+    clock = FakeClock()
+    batcher = ChangeBatcher(vault, debounce=0.25, max_latency=4.0, clock=clock)
     stop = threading.Event()
     batcher.add(vault / "MEMORY.md")
-    started = time.monotonic()
-    assert batcher.take(stop, 0.05) == set()  # not quiet long enough yet
-    assert batcher.take(stop, 2.0) == {vault / "MEMORY.md"}
-    assert time.monotonic() - started >= 0.25
+    clock.advance(0.125)
+    assert batcher.take(stop, 0.0) == set()  # not quiet long enough yet
+    batcher.add(vault / "MEMORY.md")  # a new event starts the quiet period again
+    clock.advance(0.1875)
+    assert batcher.take(stop, 0.0) == set()  # 0.3125 s after the first, 0.1875 after the last
+    clock.advance(0.0625)
+    assert batcher.take(stop, 0.0) == {vault / "MEMORY.md"}  # 0.25 s quiet: due
+    assert batcher.take(stop, 0.0) == set()
 
 
 def test_batcher_releases_a_continuous_stream_at_max_latency(vault: Path) -> None:
-    batcher = ChangeBatcher(vault, debounce=0.2, max_latency=0.4)
+    clock = FakeClock()
+    batcher = ChangeBatcher(vault, debounce=0.25, max_latency=0.5, clock=clock)
     stop = threading.Event()
-    done = threading.Event()
-
-    def stream() -> None:
-        i = 0
-        while not done.is_set():
-            batcher.add(vault / "memory" / f"2026-01-{i % 28 + 1:02d}.md")
-            i += 1
-            done.wait(0.01)  # a steady stream, never 0.2 s quiet
-
-    thread = threading.Thread(target=stream)
-    thread.start()
-    try:
-        started = time.monotonic()
-        batch = batcher.take(stop, 5.0)
-        elapsed = time.monotonic() - started
-    finally:
-        done.set()
-        thread.join()
-    assert batch and elapsed < 2.0
+    days = [vault / "memory" / f"2026-01-{i + 1:02d}.md" for i in range(9)]
+    for day in days[:8]:  # an event every 1/16 s, never 0.25 s quiet
+        batcher.add(day)
+        assert batcher.take(stop, 0.0) == set()
+        clock.advance(0.0625)
+    batcher.add(days[8])  # 0.5 s after the first event: the batch goes out without the quiet
+    assert batcher.take(stop, 0.0) == set(days)
 
 
 def test_batcher_take_returns_when_stopped(vault: Path) -> None:
-    batcher = ChangeBatcher(vault)
+    clock = FakeClock()  # never moves: neither the batch nor the timeout can come due
+    batcher = ChangeBatcher(vault, clock=clock)
+    batcher.add(vault / "MEMORY.md")
     stop = threading.Event()
     threading.Timer(0.05, stop.set).start()
-    started = time.monotonic()
-    assert batcher.take(stop, 30.0) == set()
-    assert time.monotonic() - started < 5
+    assert batcher.take(stop, 30.0) == set()  # only the stop can have ended the wait
+    assert stop.is_set() and batcher.pending() == 1  # and the waiting path is kept
 
 
 def test_requeued_paths_come_back(vault: Path) -> None:

@@ -654,8 +654,8 @@ class Plan:
     registry: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
-def window_entries(ctx: Context) -> list[notes.Entry]:
-    """The entries of the daily notes dated within the window, in date order."""
+def window_entries(ctx: Context, warnings: list[str]) -> list[notes.Entry]:
+    """The entries of the daily notes dated within the window, in date order (unreadable: warned)."""
     found: list[tuple[dt.date, str, notes.Entry]] = []
     for path in notes.iter_note_paths(ctx.vault):
         rel = notes.relative_posix(path, ctx.vault)
@@ -664,7 +664,11 @@ def window_entries(ctx: Context) -> list[notes.Entry]:
             continue
         try:
             note = notes.read_note(path, ctx.vault)
-        except OSError:
+        except OSError as exc:
+            if not isinstance(exc, FileNotFoundError):
+                warnings.append(
+                    f"{path}: could not be read ({exc.strerror or exc}); its entries were not considered"
+                )
             continue
         found.extend((date, rel, e) for e in note.entries)
     found.sort(key=lambda t: (t[0], t[1], t[2].start_line))
@@ -803,7 +807,7 @@ def plan_run(
     ctx: Context, state: State, sim: Simulation, report: HeartbeatReport, pending: Sequence[Change]
 ) -> Plan:
     plan = Plan()
-    entries = window_entries(ctx)
+    entries = window_entries(ctx, report.warnings)
     memory_lines = sim.lines(MEMORY_PATH)
     view = MemoryView(parse_lines(memory_lines, ctx.vault, MEMORY_PATH), ctx.rules)
     refresh_registry(ctx, state, view, pending)

@@ -443,9 +443,18 @@ def _scan_memory_files(vault: Path, warnings: list[notes.Warning_] | None) -> Sc
     for path in notes.memory_file_paths(vault, warnings):
         try:
             found[path.name] = (str(path), path.stat())
-        except OSError:
-            continue
+        except OSError as exc:
+            _unreadable(path, exc, warnings)
     return found
+
+
+_UNREADABLE = "could not be read"
+
+
+def _unreadable(path: Path | str, exc: OSError, warnings: list[notes.Warning_] | None) -> None:
+    """Say that a note or folder was skipped because it could not be read (gone is not worth a word)."""
+    if warnings is not None and not isinstance(exc, FileNotFoundError):
+        warnings.append(notes.Warning_(Path(path), f"{_UNREADABLE} ({exc.strerror or exc}); skipped"))
 
 
 def scan_note_stats(vault: Path, warnings: list[notes.Warning_] | None = None) -> Scan:
@@ -470,7 +479,8 @@ def scan_note_stats(vault: Path, warnings: list[notes.Warning_] | None = None) -
         rel_dir, folder = stack.pop()
         try:
             entries = list(os.scandir(folder))
-        except OSError:
+        except OSError as exc:
+            _unreadable(folder, exc, warnings)
             continue
         for entry in entries:
             name = entry.name
@@ -482,7 +492,8 @@ def scan_note_stats(vault: Path, warnings: list[notes.Warning_] | None = None) -
                 continue
             try:
                 st = entry.stat()
-            except OSError:
+            except OSError as exc:
+                _unreadable(entry.path, exc, warnings)
                 continue
             if not stat_module.S_ISREG(st.st_mode):
                 continue
@@ -719,7 +730,13 @@ class Index:
                 return fn(s)
         except VaultError:
             raise
-        except Exception:
+        except Exception as exc:
+            log.warning(
+                "%s: a search failed (%s: %s); checking the index, then once more",
+                self.dir,
+                type(exc).__name__,
+                exc,
+            )
             time.sleep(_TRANSIENT_RETRIES[0])
             self.recover()
         with self.searcher() as s:
@@ -765,7 +782,7 @@ class Index:
 
     def _catch_up(self, report: UpdateReport, *, progress: bool) -> None:
         manifest = load_manifest(self.dir) or {}
-        on_disk = scan_note_stats(self.vault)
+        on_disk = self._scan(report)
         changed, deleted = self._diff(manifest, on_disk, hash_check=True)
         report.files_on_disk = len(on_disk)
         report.entries = sum(r.entries for r in manifest.values())
@@ -1172,7 +1189,7 @@ class Index:
         self, report: UpdateReport, progress: bool, should_stop: Callable[[], bool] | None
     ) -> None:
         manifest = load_manifest(self.dir) or {}
-        on_disk = scan_note_stats(self.vault)
+        on_disk = self._scan(report)
         report.files_on_disk = len(on_disk)
         changed, deleted = self._diff(manifest, on_disk, hash_check=False)
         work: dict[str, Path | None] = {rel: Path(on_disk[rel][0]) for rel in changed}
@@ -1180,6 +1197,13 @@ class Index:
         orphans = frozenset(self._orphan_paths(set(on_disk) | set(manifest)))
         work.update({rel: None for rel in orphans})
         self._apply(report, manifest, work, should_stop=should_stop, progress=progress, purge=orphans)
+
+    def _scan(self, report: UpdateReport) -> Scan:
+        """:func:`scan_note_stats`, with a warning in ``report`` for each note or folder it could not read."""
+        file_warnings: list[notes.Warning_] = []
+        on_disk = scan_note_stats(self.vault, file_warnings)
+        report.warnings += [str(w) for w in file_warnings if w.message.startswith(_UNREADABLE)]
+        return on_disk
 
     def _orphan_paths(self, known: set[str]) -> list[str]:
         """Paths with live documents that neither the disk nor the manifest knows (after a crash)."""
@@ -1890,18 +1914,7 @@ def watch_state_path(config: Config) -> Path:
     return config.state_dir / WATCH_STATE_FILE
 
 
-def pid_alive(pid: int) -> bool:
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    except OSError:
-        return False
-    return True
+pid_alive = notes.pid_alive
 
 
 def watcher_info(config: Config) -> WatcherInfo | None:

@@ -43,7 +43,10 @@ LEADING_DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})(?:[ \t]+(\d{1,2}):(\d{2}))?
 TAG = re.compile(
     r"(?:(?<=^)|(?<=[\s(\[（【。，；：！？、]))#([^\s#\[\](){}<>,.;:!?'\"`，。；：！？、（）【】《》「」]+)"
 )
-FIELD = re.compile(r"[\[(]([^\[\]():]{1,40}?)::[ \t]*((?:\[\[[^\]]*\]\]|[^\[\]()])*?)[ \t]*[\])]")
+# Dataview inline fields, [key:: value] or (key:: value); a value may hold [[links]] and (parentheses).
+FIELD = re.compile(
+    r"[\[(]([^\[\]():]{1,40}?)::[ \t]*((?:\[\[[^\]]*\]\]|\([^\[\]()]*\)|[^\[\]()])*?)[ \t]*[\])]"
+)
 BLOCK_ID = re.compile(r"[ \t]\^([A-Za-z0-9][A-Za-z0-9-]*)[ \t]*$", re.MULTILINE)
 WIKILINK = re.compile(r"\[\[([^\[\]|#^]+)(?:[#^][^\[\]|]*)?(?:\|[^\[\]]*)?\]\]")
 INLINE_CODE = re.compile(r"`[^`]*`")
@@ -240,14 +243,16 @@ def parse_front_matter(lines: list[str], path: Path, warnings: list[Warning_]) -
         return {}, 0
     start, end = span
     source = "".join(lines[start:end])
-    # Imported here: a recall that parses no file should not pay ~25 ms for it. libyaml's
-    # loader when PyYAML was built with it: the pure-Python one is most of a large build.
+    # python-frontmatter's YAML handler reads the block (libyaml's safe loader when PyYAML was
+    # built with it: the pure-Python one is most of a large build). Only the block: the
+    # delimiters, BOM and line endings are found above, and the body's lines are kept as read,
+    # where frontmatter.loads() would strip them. Imported here: a recall that parses no file
+    # should not pay ~25 ms for it.
     import yaml
+    from frontmatter.default_handlers import YAMLHandler
 
     try:
-        loaded = (
-            yaml.load(source, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) if source.strip() else {}
-        )
+        loaded = YAMLHandler().load(source) if source.strip() else {}
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = start + mark.line + 1 if mark is not None else start + 1
@@ -560,10 +565,14 @@ def read_bytes_or_empty(path: Path, create: bool) -> bytes:
 
 
 def atomic_write(path: Path, data: bytes) -> None:
-    """Temp file in the same folder, fsync, os.replace, fsync the folder: all or nothing."""
+    """Temp file in the same folder, fsync, os.replace, fsync the folder: all or nothing.
+
+    The temp file's name holds the writer's pid (``.NAME.<pid>.<random>.tmp``), so the temp
+    file of a write that was killed (kill -9, a crash) is removed by the next write of the file.
+    """
     target = path.resolve() if path.is_symlink() else path
     target.parent.mkdir(parents=True, exist_ok=True)
-    # the writer's pid in the name: a temp file whose writer died (kill -9) is known to be garbage
+    remove_dead_temps(target.parent)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.{os.getpid()}.", suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
@@ -579,7 +588,8 @@ def atomic_write(path: Path, data: bytes) -> None:
     fsync_dir(target.parent)
 
 
-TEMP_NAME = re.compile(r"^\..+\.(\d+)\.[^.]+\.tmp$")
+# ``.NAME.<pid>.<8 random characters of mkstemp>.tmp``: only the temp files atomic_write makes.
+TEMP_NAME = re.compile(r"^\..+\.(\d+)\.[a-z0-9_]{8}\.tmp$")
 
 
 def remove_dead_temps(folder: Path) -> list[Path]:
@@ -597,6 +607,9 @@ def remove_dead_temps(folder: Path) -> list[Path]:
 
 
 def pid_alive(pid: int) -> bool:
+    """Whether a process with this pid runs (another user's counts; 0 and below never do)."""
+    if pid <= 0:
+        return False
     if pid == os.getpid():
         return True
     try:
@@ -605,6 +618,8 @@ def pid_alive(pid: int) -> bool:
         return False
     except PermissionError:
         return True  # another user's process
+    except OSError:
+        return False
     return True
 
 

@@ -55,6 +55,8 @@ MAX_REQUEST_BYTES = 1 << 20
 CONNECT_TIMEOUT = 0.5
 #: A served search that takes longer than this is abandoned and run in-process instead.
 ANSWER_TIMEOUT = 30.0
+#: How long the service waits for a connected client's request line before it serves the next.
+CLIENT_TIMEOUT = 5.0
 #: How long a served recall waits for the watcher to index the edits it has seen.
 SETTLE_TIMEOUT = 5.0
 #: In the state folder: when recall last started a watcher, and what that watcher printed.
@@ -219,11 +221,18 @@ class RecallService:
     made: the watcher works on without it); ``stop()`` shuts down and removes the socket.
     """
 
-    def __init__(self, config: Config, settle: Callable[[float], bool] | None = None) -> None:
+    def __init__(
+        self,
+        config: Config,
+        settle: Callable[[float], bool] | None = None,
+        *,
+        client_timeout: float = CLIENT_TIMEOUT,
+    ) -> None:
         import threading
 
         self.config = config
         self._settle = settle  # the watcher's wait_indexed: wait for edits it saw to be indexed
+        self.client_timeout = client_timeout
         self.path = socket_path(config)
         self._key = settings_key(config)
         self._server: socketserver.UnixStreamServer | None = None
@@ -261,7 +270,7 @@ class RecallService:
         service = self
 
         class Handler(socketserver.StreamRequestHandler):
-            timeout = 5.0  # a client that connects and says nothing does not hold up the others
+            timeout = service.client_timeout  # a client that says nothing does not hold up the rest
 
             def handle(self) -> None:
                 line = self.rfile.readline(MAX_REQUEST_BYTES)

@@ -96,10 +96,18 @@ def ignored(rel: str, *, is_dir: bool) -> bool:
 class ChangeBatcher:
     """Collects changed paths and hands them out in debounced batches. Thread-safe."""
 
-    def __init__(self, vault: Path, *, debounce: float = 0.25, max_latency: float = 2.0) -> None:
+    def __init__(
+        self,
+        vault: Path,
+        *,
+        debounce: float = 0.25,
+        max_latency: float = 2.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.vault = vault
         self.debounce = debounce
         self.max_latency = max_latency
+        self._clock = clock  # seconds, monotonic: when events came and batches are due
         self._paths: set[Path] = set()
         self._first: float | None = None
         self._last: float | None = None
@@ -117,7 +125,7 @@ class ChangeBatcher:
             return False  # outside the vault (the far end of a move out): the near end counts
         if ignored(rel, is_dir=is_dir):
             return False
-        now = time.monotonic()
+        now = self._clock()
         with self._cond:
             self._paths.add(candidate)
             self._first = self._first if self._first is not None else now
@@ -131,7 +139,7 @@ class ChangeBatcher:
         """Put back a batch that could not be applied (it goes out again after the debounce)."""
         if not paths:
             return
-        now = time.monotonic()
+        now = self._clock()
         with self._cond:
             self._paths |= paths
             self._first = self._first if self._first is not None else now
@@ -151,10 +159,10 @@ class ChangeBatcher:
 
     def take(self, stop: threading.Event, timeout: float) -> set[Path]:
         """Wait up to ``timeout`` s for a batch to be ready; the batch, or an empty set."""
-        deadline = time.monotonic() + max(0.0, timeout)
+        deadline = self._clock() + max(0.0, timeout)
         with self._cond:
             while not stop.is_set():
-                now = time.monotonic()
+                now = self._clock()
                 if self._paths and self._first is not None and self._last is not None:
                     ready_at = min(self._last + self.debounce, self._first + self.max_latency)
                     if now >= ready_at:

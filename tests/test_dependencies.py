@@ -1,0 +1,45 @@
+"""The declared runtime dependencies are exactly what the package imports."""
+
+from __future__ import annotations
+
+import ast
+import importlib.metadata
+import re
+import sys
+from pathlib import Path
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def normalised(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def declared() -> set[str]:
+    """Distribution names of ``[project] dependencies``, markers included (tomli on 3.10)."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    return {normalised(re.split(r"[\s<>=!~;\[]", spec, maxsplit=1)[0]) for spec in project["dependencies"]}
+
+
+def imported_modules() -> set[str]:
+    """Top-level modules that vault_tools imports, anywhere in a module (lazy imports included)."""
+    found: set[str] = set()
+    for path in (ROOT / "vault_tools").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                found |= {alias.name.split(".")[0] for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                found.add(node.module.split(".")[0])
+    return found - set(sys.stdlib_module_names) - {"vault_tools", "__future__"}
+
+
+def test_every_import_is_declared_and_every_declaration_imported() -> None:
+    distributions = importlib.metadata.packages_distributions()
+    used = {normalised(dist) for module in imported_modules() for dist in distributions.get(module, [module])}
+    assert used - declared() == set(), "imported but not declared in pyproject.toml"
+    assert declared() - used == set(), "declared in pyproject.toml but never imported"
