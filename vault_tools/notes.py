@@ -572,7 +572,7 @@ def atomic_write(path: Path, data: bytes) -> None:
     """
     target = path.resolve() if path.is_symlink() else path
     target.parent.mkdir(parents=True, exist_ok=True)
-    remove_dead_temps(target.parent)
+    remove_dead_temps(target.parent, of=target.name)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.{os.getpid()}.", suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
@@ -589,16 +589,19 @@ def atomic_write(path: Path, data: bytes) -> None:
 
 
 # ``.NAME.<pid>.<8 random characters of mkstemp>.tmp``: only the temp files atomic_write makes.
-TEMP_NAME = re.compile(r"^\..+\.(\d+)\.[a-z0-9_]{8}\.tmp$")
+TEMP_NAME = re.compile(r"^\.(.+)\.(\d+)\.[a-z0-9_]{8}\.tmp$")
 
 
-def remove_dead_temps(folder: Path) -> list[Path]:
-    """Remove the temp files of :func:`atomic_write` whose writer is no longer alive; return them."""
+def remove_dead_temps(folder: Path, *, of: str | None = None) -> list[Path]:
+    """Remove the temp files of :func:`atomic_write` whose writer is no longer alive (only those
+    of the file named ``of``, when given); return them."""
     removed: list[Path] = []
     with contextlib.suppress(OSError):
         for path in folder.iterdir():
             match = TEMP_NAME.match(path.name)
-            if match is None or not path.is_file() or pid_alive(int(match.group(1))):
+            if match is None or (of is not None and match.group(1) != of) or not path.is_file():
+                continue
+            if pid_alive(int(match.group(2))):
                 continue
             with contextlib.suppress(FileNotFoundError):
                 path.unlink()
