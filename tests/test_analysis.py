@@ -326,3 +326,14 @@ def test_query_terms_never_empty_when_the_query_has_terms(text: str) -> None:
         assert query_terms(text)
     else:
         assert query_terms(text) == []
+
+
+def test_counted_text_indexes_counts_as_it_indexes_the_text() -> None:
+    """The build hands an entry's analysed terms to its own and its neighbours' fields: the
+    postings must be those of the text analysed by the field itself."""
+    from vault_tools.analysis import CountedText, index_term_counts, text_analyzer
+
+    field = CountedText(analyzer=text_analyzer(), phrase=False)
+    text = "Decided: 用Python写止损脚本 v2.7, decided again 花生和坚果过敏 猫"
+    assert sorted(field.index(index_term_counts(text))) == sorted(field.index(text))
+    assert index_term_counts(text)["decid"] == 2 and "敏" in index_term_counts(text)

@@ -46,9 +46,11 @@ import_whoosh()  # before the imports below: it leaves out what Whoosh imports a
 
 from whoosh import matching  # noqa: E402
 from whoosh.analysis import Analyzer, Token  # noqa: E402
+from whoosh.fields import TEXT  # noqa: E402
 from whoosh.lang.porter2 import stem as _porter2_stem  # noqa: E402
 from whoosh.query import Prefix, Query, Term  # noqa: E402
 from whoosh.query.compound import PreloadedOr  # noqa: E402
+from whoosh.system import pack_uint as _pack_uint  # noqa: E402
 
 __all__ = [
     "ANALYZER_VERSION",
@@ -56,7 +58,9 @@ __all__ = [
     "ENGLISH_QUERY_STOP_WORDS",
     "BilingualAnalyzer",
     "CjkCharQuery",
+    "CountedText",
     "cjk_char_terms",
+    "index_term_counts",
     "is_cjk_char",
     "query_terms",
     "term_query",
@@ -255,6 +259,32 @@ class BilingualAnalyzer(Analyzer):  # type: ignore[misc]
                 t.startchar = start_char + startchar
                 t.endchar = start_char + endchar
             yield t
+
+
+def index_term_counts(text: str) -> dict[str, int]:
+    """Term -> frequency of ``text`` as the index analyzes it (``mode="index"``, final unigrams)."""
+    counts: dict[str, int] = {}
+    for term, _pos, _start, _end in _terms(text, unigrams=_FINAL):
+        counts[term] = counts.get(term, 0) + 1
+    return counts
+
+
+class CountedText(TEXT):  # type: ignore[misc]
+    """A ``TEXT`` field that also takes its terms already counted (:func:`index_term_counts`).
+
+    An entry's text is indexed in its own field and in its neighbours' fields (up to four
+    times over): analysing it once and handing the counts on keeps the build from paying for
+    that. A plain string is analyzed as by ``TEXT``; the postings are the same either way. Keep
+    it importable under this name (the schema is pickled into the index).
+    """
+
+    def index(self, value: Any, **kwargs: Any) -> Iterator[tuple[bytes, int, float, bytes]]:
+        if not isinstance(value, dict):
+            yield from super().index(value, **kwargs)
+            return
+        boost = float(self.format.field_boost)
+        for term, frequency in value.items():
+            yield term.encode("utf-8"), frequency, frequency * boost, _pack_uint(frequency)
 
 
 def text_analyzer() -> Analyzer:

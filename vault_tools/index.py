@@ -68,7 +68,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from vault_tools import locks, notes, storage
-from vault_tools.analysis import ANALYZER_VERSION, text_analyzer
+from vault_tools.analysis import ANALYZER_VERSION, CountedText, index_term_counts, text_analyzer
 from vault_tools.config import Config
 from vault_tools.errors import LockedError, VaultError
 
@@ -142,10 +142,10 @@ def make_schema() -> Any:
             F_TAGS: wf.KEYWORD(stored=True, lowercase=True, commas=True, scorable=True),
             F_TAGPATH: wf.KEYWORD(lowercase=True, commas=True),
             F_IMPORTANCE: wf.NUMERIC(float, stored=True, shift_step=0),
-            F_TEXT: wf.TEXT(analyzer=analyzer, stored=True, phrase=False),
+            F_TEXT: CountedText(analyzer=analyzer, stored=True, phrase=False),
             F_SPEAKER: wf.KEYWORD(lowercase=True, scorable=True),
-            F_BEFORE: wf.TEXT(analyzer=analyzer, phrase=False),
-            F_AFTER: wf.TEXT(analyzer=analyzer, phrase=False),
+            F_BEFORE: CountedText(analyzer=analyzer, phrase=False),
+            F_AFTER: CountedText(analyzer=analyzer, phrase=False),
             F_FILE_HASH: wf.STORED(),
             F_BLOCK_ID: wf.ID(stored=True),
             F_FIELDS: wf.STORED(),
@@ -200,9 +200,17 @@ def _keyword(values: Iterable[str]) -> str:
     return ",".join(v.replace(",", " ").strip() for v in values if v.strip())
 
 
-def entry_document(entry: notes.Entry, file_hash: str, before: str = "", after: str = "") -> dict[str, Any]:
-    """The Whoosh document of one entry; ``before``/``after``: its neighbours' text (see
-    :func:`neighbour_texts`)."""
+def entry_document(
+    entry: notes.Entry,
+    file_hash: str,
+    before: str | Mapping[str, int] = "",
+    after: str | Mapping[str, int] = "",
+    *,
+    text_terms: Mapping[str, int] | None = None,
+) -> dict[str, Any]:
+    """The Whoosh document of one entry; ``before``/``after``: its neighbours' text or term
+    counts (see :func:`neighbour_texts`); ``text_terms``: the counts of its own text, when the
+    caller analysed it already."""
     doc: dict[str, Any] = {
         F_ID: entry.id,
         F_PATH: entry.rel_path,
@@ -214,13 +222,16 @@ def entry_document(entry: notes.Entry, file_hash: str, before: str = "", after: 
         F_TEXT: entry.text,
         F_FILE_HASH: file_hash,
     }
+    if text_terms is not None:
+        doc[F_TEXT] = dict(text_terms)
+        doc["_stored_" + F_TEXT] = entry.text
     speaker = entry.speaker
     if speaker:
         doc[F_SPEAKER] = speaker
     if before:
-        doc[F_BEFORE] = before
+        doc[F_BEFORE] = before if isinstance(before, str) else dict(before)
     if after:
-        doc[F_AFTER] = after
+        doc[F_AFTER] = after if isinstance(after, str) else dict(after)
     if entry.date is not None:
         doc[F_DAY] = day_number(entry.date)
         doc[F_DATETIME] = (
@@ -1788,26 +1799,44 @@ class _Batch:
 
 
 def _add_note(writer: Any, note: notes.Note) -> int:
+    entries = note.entries
+    counts = [index_term_counts(entry.text) for entry in entries]
     seen: set[str] = set()
-    for entry, (before, after) in zip(note.entries, neighbour_texts(note.entries), strict=True):
+    for entry, terms, (before, after) in zip(entries, counts, neighbours(entries), strict=True):
         entry_id = entry.id
         if entry_id in seen:  # an identical entry twice in one file: same id, same content
             continue
         seen.add(entry_id)
-        writer.add_document(**entry_document(entry, note.digest, before, after))
+        document = entry_document(
+            entry,
+            note.digest,
+            _summed_counts(counts, before),
+            _summed_counts(counts, after),
+            text_terms=terms,
+        )
+        writer.add_document(**document)
     return len(seen)
+
+
+def _summed_counts(counts: Sequence[Mapping[str, int]], which: Sequence[int]) -> dict[str, int]:
+    total: dict[str, int] = {}
+    for i in which:
+        for term, frequency in counts[i].items():
+            total[term] = total.get(term, 0) + frequency
+    return total
 
 
 #: How many entries before and after an entry count as its neighbours (two each way beat one
 #: and three on LoCoMo's dev half: an answer often comes two turns after its question).
-NEIGHBOURS = 2
+NEIGHBOURS_BEFORE = 2
+NEIGHBOURS_AFTER = 2
 
 _VISIBILITY_RANK = {"shared": 0, "personal": 1, "private": 2}
 
 
-def neighbour_texts(entries: Sequence[notes.Entry]) -> list[tuple[str, str]]:
-    """(text before, text after) of each entry: its :data:`NEIGHBOURS` neighbours each way in
-    the same file and section.
+def neighbours(entries: Sequence[notes.Entry]) -> list[tuple[list[int], list[int]]]:
+    """(indexes before, indexes after) of each entry's neighbours: up to
+    :data:`NEIGHBOURS_BEFORE` and :data:`NEIGHBOURS_AFTER` in the same file and section.
 
     In a conversation or a person's notes one line names the topic and the next answers it
     ("Any tips?" / "Do your research first"), so a neighbour's words are part of an entry's
@@ -1816,24 +1845,31 @@ def neighbour_texts(entries: Sequence[notes.Entry]) -> list[tuple[str, str]]:
     when every chat that may see the entry may see it too: a #private line never makes a
     personal one match, a personal line never makes a shared one match.
     """
-    out: list[tuple[str, str]] = []
+    out: list[tuple[list[int], list[int]]] = []
     for i, entry in enumerate(entries):
-        before = entries[max(0, i - NEIGHBOURS) : i]
-        after = entries[i + 1 : i + 1 + NEIGHBOURS]
-        out.append((_joined_neighbours(entry, before), _joined_neighbours(entry, after)))
+        before = range(max(0, i - NEIGHBOURS_BEFORE), i)
+        after = range(i + 1, min(len(entries), i + 1 + NEIGHBOURS_AFTER))
+        out.append(
+            (
+                [j for j in before if _is_neighbour(entry, entries[j])],
+                [j for j in after if _is_neighbour(entry, entries[j])],
+            )
+        )
     return out
 
 
-def _joined_neighbours(entry: notes.Entry, neighbours: Sequence[notes.Entry]) -> str:
-    return "\n".join(text for text in (_neighbour_text(entry, n) for n in neighbours) if text)
+def neighbour_texts(entries: Sequence[notes.Entry]) -> list[tuple[str, str]]:
+    """(text before, text after) of each entry: its :func:`neighbours`' text, a line each."""
+    return [
+        ("\n".join(entries[j].text for j in before), "\n".join(entries[j].text for j in after))
+        for before, after in neighbours(entries)
+    ]
 
 
-def _neighbour_text(entry: notes.Entry, neighbour: notes.Entry | None) -> str:
-    if neighbour is None or neighbour.section != entry.section or entry.kind == "memory":
-        return ""
-    if _VISIBILITY_RANK.get(neighbour.visibility, 2) > _VISIBILITY_RANK.get(entry.visibility, 2):
-        return ""
-    return neighbour.text
+def _is_neighbour(entry: notes.Entry, other: notes.Entry) -> bool:
+    if other.section != entry.section or entry.kind == "memory":
+        return False
+    return _VISIBILITY_RANK.get(other.visibility, 2) <= _VISIBILITY_RANK.get(entry.visibility, 2)
 
 
 def _unchanged(record: FileRecord | None, path: Path) -> bool:
