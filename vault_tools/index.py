@@ -1427,7 +1427,9 @@ class Index:
                     report.stale_entries += len(docs)
                     stale.add(rel)
                     continue
-                outdated = [d for d in docs if r.stored_fields(d).get(F_FILE_HASH) != rec.sha256]
+                expected = self._expected_documents(rel, rec) or {}
+                stored = [r.stored_fields(d) for d in docs] if expected else []
+                outdated = [f for f in stored if not _same_document(f, expected.get(f.get(F_ID), {}))]
                 if outdated:
                     report.stale_entries += len(outdated)
                     stale.add(rel)
@@ -1438,6 +1440,17 @@ class Index:
                     report.count_mismatches.append(f"{rel}: manifest {rec.entries}, index 0")
         report.stale_paths = sorted(stale)
         report.count_mismatches.sort()
+
+    def _expected_documents(self, rel: str, rec: FileRecord) -> dict[str, dict[str, Any]] | None:
+        """The documents ``rel`` makes as it is on disk, by entry id; None when it is not the version
+        the manifest describes (changed or gone files are reported as such)."""
+        try:
+            note = notes.read_note(self.vault / rel, self.vault)
+        except OSError:
+            return None
+        if note.digest != rec.sha256:
+            return None
+        return {doc[F_ID]: doc for doc in _note_documents(note)}
 
     def _repair_locked(self, before: DoctorReport, report: UpdateReport) -> None:
         manifest = load_manifest(self.dir) or {}
@@ -1641,6 +1654,7 @@ def tiered_merge(max_docs: int, *, force: bool = False) -> Callable[[Any, list[A
     def policy(writer: Any, segments: list[Any]) -> list[Any]:
         from whoosh.reading import SegmentReader
 
+        segments = _live_segments(writer, segments)
         group = merge_group(segments, max_docs)
         if group is None and force and len(segments) > 1:
             group = sorted(segments, key=lambda seg: seg.doc_count_all())[
@@ -1655,6 +1669,14 @@ def tiered_merge(max_docs: int, *, force: bool = False) -> Callable[[Any, list[A
         return [seg for seg in segments if seg not in group]
 
     return policy
+
+
+def _live_segments(writer: Any, segments: list[Any]) -> list[Any]:
+    """A Whoosh merge policy that merges nothing and drops the segments whose every document is
+    deleted (an edited entry deletes its old document; a segment is not dropped by Whoosh
+    itself until it is merged)."""
+    del writer
+    return [seg for seg in segments if seg.doc_count() > 0]
 
 
 def merge_group(segments: list[Any], max_docs: int) -> list[Any] | None:
@@ -1677,6 +1699,7 @@ class _Batch:
         self.manifest = manifest
         self.report = report
         self.writer: Any = None
+        self.reader: Any = None  # of the committed index, opened on first need
         self.dirty = False
 
     def _writer(self) -> Any:
@@ -1714,8 +1737,11 @@ class _Batch:
                 self.dirty = True
             return
         writer = self._writer()
-        writer.delete_by_term(F_PATH, rel)
-        count = _add_note(writer, note)
+        if force:
+            writer.delete_by_term(F_PATH, rel)
+            count = _add_note(writer, note)
+        else:
+            count = self._put_changed(rel, note)
         self.manifest[rel] = _record(st, note, count)
         self.report.warnings += [str(w) for w in note.warnings]
         if old is None:
@@ -1726,6 +1752,40 @@ class _Batch:
         self.report.entries_added += count
         self.dirty = True
 
+    def _put_changed(self, rel: str, note: notes.Note) -> int:
+        """Write only the entries of ``rel`` that differ from its live documents; the entry count.
+
+        Re-adding a whole file per save made every save cost as much as the file is long: an
+        agent's daily note or a MEMORY.md of thousands of items took seconds per batch, and
+        each batch left a dead copy of the file in the index. An unchanged entry (same id, same
+        stored fields) keeps its document, which then names the file hash of an earlier version.
+        """
+        writer = self._writer()
+        live = self._live_documents(rel)
+        for doc in _note_documents(note):
+            stored = live.pop(doc[F_ID], None)
+            if stored is not None and _same_document(stored, doc):
+                continue
+            if stored is not None:
+                writer.delete_by_term(F_ID, doc[F_ID])
+            writer.add_document(**doc)
+        for gone in live:
+            writer.delete_by_term(F_ID, gone)
+        return len({entry.id for entry in note.entries})
+
+    def _live_documents(self, rel: str) -> dict[str, dict[str, Any]]:
+        """The stored fields of ``rel``'s documents in the committed index, by entry id."""
+        if self.reader is None:
+            self.reader = self.ix.reader()
+        reader = self.reader
+        if (F_PATH, rel) not in reader:
+            return {}
+        live: dict[str, dict[str, Any]] = {}
+        for docnum in reader.postings(F_PATH, rel).all_ids():  # deleted documents left out
+            stored = reader.stored_fields(docnum)
+            live[str(stored.get(F_ID))] = stored
+        return live
+
     def commit(self, index_dir: Path) -> None:
         """Commit the index, then (only then) write the manifest that describes it.
 
@@ -1734,30 +1794,57 @@ class _Batch:
         merges when nobody waits. Past :data:`MAX_SEGMENTS` a commit merges anyway, so
         searches never slow down for want of a watcher.
         """
+        reader, self.reader = self.reader, None
+        if reader is not None:
+            reader.close()
         if self.writer is not None:
             if len(self.writer.segments) >= MAX_SEGMENTS:
                 self.writer.commit(mergetype=tiered_merge(max_docs=1024, force=True))
             else:
-                self.writer.commit(merge=False)
+                self.writer.commit(mergetype=_live_segments)
             self.writer = None
         if self.dirty:
             save_manifest(index_dir, self.manifest)
 
     def cancel(self) -> None:
+        reader, self.reader = self.reader, None
+        if reader is not None:
+            reader.close()
         if self.writer is not None:
             self.writer.cancel()
             self.writer = None
 
 
-def _add_note(writer: Any, note: notes.Note) -> int:
+def _note_documents(note: notes.Note) -> Iterator[dict[str, Any]]:
     seen: set[str] = set()
     for entry in note.entries:
         entry_id = entry.id
         if entry_id in seen:  # an identical entry twice in one file: same id, same content
             continue
         seen.add(entry_id)
-        writer.add_document(**entry_document(entry, note.digest))
-    return len(seen)
+        yield entry_document(entry, note.digest)
+
+
+def _add_note(writer: Any, note: notes.Note) -> int:
+    count = 0
+    for doc in _note_documents(note):
+        writer.add_document(**doc)
+        count += 1
+    return count
+
+
+#: Indexed, not stored, and computed from stored fields only (tagpath from tags).
+_DERIVED_FIELDS = frozenset({F_TAGPATH})
+
+
+def _same_document(stored: Mapping[str, Any], doc: Mapping[str, Any]) -> bool:
+    """Whether ``doc`` indexes exactly what the live document with ``stored`` fields does.
+
+    The file hash aside (it changes with any edit of the file). A field that is neither stored
+    nor derived from stored ones cannot be compared, so a document with one is never the same.
+    """
+    mine = {k: v for k, v in doc.items() if k != F_FILE_HASH and k not in _DERIVED_FIELDS}
+    return mine == {k: v for k, v in stored.items() if k != F_FILE_HASH}
 
 
 def _unchanged(record: FileRecord | None, path: Path) -> bool:
