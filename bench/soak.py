@@ -12,8 +12,9 @@ Runs, all at once, for ``--minutes``:
 Reports errors (non-zero exits, tracebacks; must be 0), lost edits (markers written but not in the
 files, or not searchable at the end; must be 0), save-to-searchable latency (how long until the
 watcher's index has a marker, measured without catching up), and the watcher's RSS and open
-descriptors first, last and at each quarter of the run (deleted segment files it still maps are a
-leak). ``--no-serve`` runs the watcher without its recall service.
+descriptors first and last, and per ``--window`` minutes (default 5) the save-to-searchable
+p50/p95/max of the edits written in it and the watcher's RSS and open files at its end (deleted
+segment files it still maps are a leak). ``--no-serve`` runs the watcher without its recall service.
 Prints a Markdown table; exits 1 when errors or lost edits are not 0.
 """
 
@@ -24,7 +25,6 @@ import os
 import random
 import shutil
 import signal
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -90,6 +90,7 @@ class Stats:
     rss: list[tuple[float, int]] = field(default_factory=list)
     fds: list[tuple[int, int]] = field(default_factory=list)  # (open descriptors, deleted files mapped)
     recall_calls: int = 0
+    started: float = 0.0  # monotonic time the load started (windows count from it)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def error(self, what: str) -> None:
@@ -222,28 +223,40 @@ def sampler(pid: int, stats: Stats, stop: threading.Event, started: float) -> No
             return
 
 
-def quarters(samples: list[int], scale: float = 1, unit: str = "") -> list[str]:
-    """The samples at 25, 50, 75 and 100 % of the run: growth shows as a rising row, a plateau as a flat one."""
-    if not samples:
-        return ["-"]
-    picks = [samples[min(len(samples) - 1, round(q * (len(samples) - 1)))] for q in (0.25, 0.5, 0.75, 1.0)]
-    return [f"{value / scale:.0f}{unit}" for value in picks]
+def windows(stats: Stats, minutes: float, window: float) -> list[str]:
+    """One Markdown row per ``window``-minute stretch of the run: the save-to-searchable p50, p95 and
+    max of the edits written in it, and the watcher's RSS and open files at its end (a rising column
+    is a slowdown or a leak; the goal is a flat one)."""
+    span = window * 60
+    count = max(1, int(-(-minutes * 60 // span)))
+    rows = []
+    for w in range(count):
+        lo, hi = w * span, (w + 1) * span
+        lats = sorted(
+            stats.searchable[m] - t
+            for m, t in stats.written.items()
+            if m in stats.searchable and lo <= t - stats.started < hi
+        )
+        lost = sum(
+            1 for m, t in stats.written.items() if m not in stats.searchable and lo <= t - stats.started < hi
+        )
+        samples = [(r, fd) for (at, r), (fd, _d) in zip(stats.rss, stats.fds, strict=False) if at < hi]
+        rss, fds = samples[-1] if samples else (0, 0)
+        cells = (
+            [f"{_pct(lats, 0.5) * 1000:.0f}", f"{_pct(lats, 0.95) * 1000:.0f}", f"{lats[-1] * 1000:.0f}"]
+            if lats
+            else ["-", "-", "-"]
+        )
+        rows.append(
+            f"| {lo / 60:g}-{min(hi, minutes * 60) / 60:g} min | {len(lats) + lost} | "
+            + " | ".join(cells)
+            + f" | {rss / 1024:.0f} | {fds} |"
+        )
+    return rows
 
 
-def quarter_p50s(stats: Stats) -> list[str]:
-    """Median save-to-searchable of the edits written in each quarter: a rising row is a slowdown."""
-    found = sorted((t, stats.searchable[m] - t) for m, t in stats.written.items() if m in stats.searchable)
-    if not found:
-        return ["-"]
-    first, last = found[0][0], found[-1][0]
-    span = max(last - first, 1e-9)
-    cells = []
-    for q in range(4):
-        part = [
-            lat for t, lat in found if q / 4 <= (t - first) / span < (q + 1) / 4 or (q == 3 and t == last)
-        ]
-        cells.append(f"{statistics.median(part) * 1000:.0f} ms" if part else "-")
-    return cells
+def _pct(values: list[float], p: float) -> float:
+    return values[min(len(values) - 1, int(p * len(values)))] if values else float("nan")
 
 
 def report(vault: Path, stats: Stats, args: argparse.Namespace) -> int:
@@ -264,7 +277,7 @@ def report(vault: Path, stats: Stats, args: argparse.Namespace) -> int:
     peak_deleted = max((d for _n, d in stats.fds), default=0)
 
     def pct(p: float) -> float:
-        return latencies[min(len(latencies) - 1, int(p * len(latencies)))] if latencies else float("nan")
+        return _pct(latencies, p)
 
     rows = [
         ("duration", f"{args.minutes:g} min, {args.entries} generated entries"),
@@ -279,22 +292,19 @@ def report(vault: Path, stats: Stats, args: argparse.Namespace) -> int:
         ("**lost edits: not searchable at the end**", f"**{len(not_searchable)}**"),
         ("save-to-searchable p50 / p95", f"{pct(0.5) * 1000:.0f} ms / {pct(0.95) * 1000:.0f} ms"),
         ("save-to-searchable max", f"{(latencies[-1] if latencies else float('nan')) * 1000:.0f} ms"),
-        ("save-to-searchable p50 of the edits in each quarter of the run", " / ".join(quarter_p50s(stats))),
         (
             "watcher RSS first / last / peak",
             f"{first_rss / 1024:.1f} MB / {last_rss / 1024:.1f} MB / {peak_rss / 1024:.1f} MB ({len(stats.rss)} samples)",
         ),
-        (
-            "watcher RSS at each quarter of the run",
-            " / ".join(quarters([r for _t, r in stats.rss], 1024, " MB")),
-        ),
         ("watcher open files first / last / peak", f"{first_fds} / {last_fds} / {peak_fds}"),
-        ("watcher open files at each quarter of the run", " / ".join(quarters([n for n, _d in stats.fds]))),
         ("watcher deleted files still mapped (peak)", str(peak_deleted)),
     ]
     print("| measure | value |\n|---|---|")
     for name, value in rows:
         print(f"| {name} | {value} |")
+    print("\n| window | edits | save-to-searchable p50 ms | p95 ms | max ms | watcher RSS MB | open files |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    print("\n".join(windows(stats, args.minutes, args.window)))
     for what in stats.errors[:20]:
         print(f"\nerror: {what}")
     for marker in (missing_in_files + not_searchable)[:20]:
@@ -331,7 +341,7 @@ def run(args: argparse.Namespace) -> int:
         text=True,
     )
     stop, stop_checker = threading.Event(), threading.Event()
-    started = time.monotonic()
+    started = stats.started = time.monotonic()
     threads = [
         threading.Thread(target=editor, args=(vault, stats, stop, random.Random(args.seed))),
         threading.Thread(target=heartbeats, args=(vault, stats, stop, args.heartbeat_every)),
@@ -379,6 +389,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--minutes", type=float, default=2.0)
     parser.add_argument("--entries", type=int, default=10_000)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument(
+        "--window", type=float, default=5.0, metavar="MIN", help="report per this many minutes"
+    )
     parser.add_argument("--heartbeat-every", type=float, default=5.0, metavar="S")
     parser.add_argument("--no-serve", action="store_true", help="run the watcher without its recall service")
     parser.add_argument(
