@@ -506,6 +506,92 @@ def test_an_explicit_watch_takes_over_from_the_watcher_recall_started(autostart:
     assert not thread.is_alive()
 
 
+#: A background watcher caught before it wrote watch.json (still starting) or busy healing: it holds
+#: the watch lock as recall's watchers do, and "stubborn" ignores SIGTERM as a long rebuild step might.
+LOCK_HOLDER = r"""
+import signal, sys, time
+from pathlib import Path
+from vault_tools import locks, watch
+from vault_tools.config import load_config
+config = load_config(Path(sys.argv[1]))
+if sys.argv[2] == "stubborn":
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+lock = locks.try_hold(config, locks.WATCH_LOCK, what=watch.WATCHING_UNTIL_IDLE, timeout=10)
+print("held" if lock else "not held", flush=True)
+time.sleep(120)
+"""
+
+
+def explicit_watch(config: Config) -> tuple[threading.Thread, threading.Event, list[BaseException]]:
+    stop = threading.Event()
+    errors: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            run_watch(config, stop_event=stop, options=FAST, handle_signals=False)
+        except BaseException as exc:
+            errors.append(exc)
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    return thread, stop, errors
+
+
+@pytest.mark.parametrize("behaviour", ["starting", "stubborn"])
+def test_an_explicit_watch_takes_over_from_a_background_watcher_at_any_stage(
+    vault: Path, behaviour: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from vault_tools import watch
+
+    monkeypatch.setattr(watch, "KILL_AFTER_SECONDS", 0.5)
+    config = load_config(vault)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", LOCK_HOLDER, str(vault), behaviour], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        thread, stop, errors = explicit_watch(config)
+        try:
+            holder.wait(timeout=30)
+            wait_for(lambda: probe(config) is not None or bool(errors), "the explicit watcher to serve", 30)
+            assert not errors
+            state = config.state_dir / "watch.json"
+            wait_for(
+                lambda: state.exists() and json.loads(state.read_text())["pid"] == os.getpid(), "its state"
+            )
+            assert json.loads(state.read_text())["idle_exit_seconds"] == 0
+        finally:
+            stop.set()
+            thread.join(15)
+    finally:
+        if holder.poll() is None:
+            holder.kill()
+        holder.wait()
+        if holder.stdout is not None:
+            holder.stdout.close()
+    expected = -9 if behaviour == "stubborn" else -15
+    assert holder.returncode == expected
+
+
+def test_an_explicit_watch_right_after_the_first_recall_ends_up_the_one_watcher(autostart: Config) -> None:
+    """Whether the background watcher has the lock yet or not, with recall callers all along."""
+    assert service.start_in_background(autostart) is not None
+    thread, stop, errors = explicit_watch(autostart)
+    answers: list[str] = []
+    try:
+        while not (probe(autostart) is not None and not background_watchers(autostart.vault)):
+            answers.append(cli_recall(autostart.vault, "观察者模式"))  # exit 0 asserted inside
+            assert not errors and len(answers) < 60
+        state = autostart.state_dir / "watch.json"
+        wait_for(lambda: json.loads(state.read_text())["pid"] == os.getpid(), "the explicit watcher's state")
+        assert json.loads(state.read_text())["idle_exit_seconds"] == 0
+        assert all("观察者模式" in json.loads(a)["results"][0]["text"] for a in answers)
+    finally:
+        stop.set()
+        thread.join(15)
+    assert not thread.is_alive() and not errors
+
+
 def test_a_watcher_started_by_hand_is_never_taken_over(vault: Path) -> None:
     config = load_config(vault)
     with serving(config):

@@ -31,6 +31,7 @@ from __future__ import annotations
 import contextlib
 import fnmatch
 import logging
+import math
 import os
 import signal
 import threading
@@ -52,7 +53,6 @@ from vault_tools.index import (
     is_note_rel,
     load_manifest,
     pid_alive,
-    read_json,
     watch_state_path,
     write_json_atomic,
 )
@@ -512,9 +512,9 @@ def run_watch(
     if options.idle_exit_seconds and not options.serve:
         raise ValueError("an idle exit counts recall requests, so it needs the recall service")
     stop = stop_event or threading.Event()
-    lock = locks.try_hold(config, locks.WATCH_LOCK, what="watching")
+    lock = locks.try_hold(config, locks.WATCH_LOCK, what=_lock_role(options))
     if lock is None and not options.idle_exit_seconds:
-        lock = _take_over_from_autostarted(config)
+        lock = _take_over(config)
     if lock is None:
         raise LockedError(
             f"a watcher is already running on {config.vault} "
@@ -538,27 +538,72 @@ def run_watch(
         lock.release()
 
 
-#: How long an explicit ``watch`` waits for an auto-started watcher it asked to stop.
+#: What a watcher writes as the watch lock's owner (locks.write_owner), from the moment it holds
+#: the lock: a watcher someone started is never replaced, one that recall started always is.
+WATCHING = "watching"
+WATCHING_UNTIL_IDLE = "watching until idle (started by recall)"
+#: How long an explicit ``watch`` waits for a background watcher to hand over the lock, and after
+#: how long of that it stops asking (SIGTERM) and kills it (the index survives a kill -9).
 TAKE_OVER_SECONDS = 20.0
+KILL_AFTER_SECONDS = 10.0
 
 
-def _take_over_from_autostarted(config: Config) -> Any:
-    """Stop the watcher ``recall`` started (SIGTERM) and take the watch lock; None if not that case.
+def _lock_role(options: WatchOptions) -> str:
+    return WATCHING_UNTIL_IDLE if options.idle_exit_seconds else WATCHING
 
-    Only a watcher whose ``watch.json`` says it exits when idle, and whose pid is the lock
-    owner's, is asked: a watcher someone started by hand, or a stale file naming a reused pid,
-    is left alone.
+
+def _take_over(config: Config) -> Any:
+    """Take the watch lock from a background watcher at any stage of its life; None when a
+    watcher someone started holds it.
+
+    The lock's owner record says which kind holds it, from the moment it is held, so a watcher
+    still starting (no ``watch.json`` yet) or healing the index is recognised as well as one
+    serving. It is asked to stop (SIGTERM), and killed when it has not let go after
+    :data:`KILL_AFTER_SECONDS`. Anyone else holding the lock briefly (a ``recall`` checking for a
+    watcher, a holder that has not written its record yet) is waited for.
     """
-    info = read_json(watch_state_path(config))
-    pid = info.get("pid")
-    if not info.get("idle_exit_seconds") or info.get("stopped") or not isinstance(pid, int):
-        return None
-    if locks.owner(config, locks.WATCH_LOCK).get("pid") != pid or not pid_alive(pid):
-        return None
-    log.info("stopping the watcher recall started (pid %d); this one takes over", pid)
-    with contextlib.suppress(OSError):
-        os.kill(pid, signal.SIGTERM)
-    return locks.try_hold(config, locks.WATCH_LOCK, what="watching", timeout=TAKE_OVER_SECONDS)
+    deadline = time.monotonic() + TAKE_OVER_SECONDS
+    asked: dict[int, float] = {}
+    while time.monotonic() < deadline:
+        holder = locks.owner(config, locks.WATCH_LOCK)
+        pid, role = holder.get("pid"), holder.get("what")
+        if isinstance(pid, int) and (pid == os.getpid() or _is_our_process(pid)):
+            if role == WATCHING:
+                return None
+            if role == WATCHING_UNTIL_IDLE and pid != os.getpid():
+                _ask_to_stop(pid, asked)
+        lock = locks.try_hold(config, locks.WATCH_LOCK, what=WATCHING, timeout=0.2)
+        if lock is not None:
+            return lock
+    return None
+
+
+def _ask_to_stop(pid: int, asked: dict[int, float]) -> None:
+    """SIGTERM ``pid`` the first time; SIGKILL once it has had KILL_AFTER_SECONDS to stop."""
+    now = time.monotonic()
+    if pid not in asked:
+        log.info("stopping the watcher recall started (pid %d); this one takes over", pid)
+        sig: int | None = signal.SIGTERM
+        asked[pid] = now
+    elif now - asked[pid] >= KILL_AFTER_SECONDS:
+        log.warning("the watcher recall started (pid %d) did not stop; killing it", pid)
+        sig = getattr(signal, "SIGKILL", signal.SIGTERM)
+        asked[pid] = math.inf
+    else:
+        sig = None
+    if sig is not None:
+        with contextlib.suppress(OSError):
+            os.kill(pid, sig)
+
+
+def _is_our_process(pid: int) -> bool:
+    """Alive, and (where ``/proc`` says) running vault_tools: a stale record's reused pid is not."""
+    if not pid_alive(pid):
+        return False
+    try:
+        return b"vault_tools" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return not Path("/proc/self").exists()
 
 
 def _exit_when_idle(config: Config, service: RecallService, stop: threading.Event, seconds: float) -> None:
