@@ -54,7 +54,7 @@ config = load_config(vault)
 rng = random.Random(3)
 words = ["decided", "postgres", "deploy", "tea", "meeting", "上周", "部署", "last week", "lesson", "#work"]
 calls = errors = 0
-with Recaller(config) as session:
+with Recaller(config, catch_up="never") as session:  # the watcher keeps it current
     while not stop.exists():
         query = " ".join(rng.sample(words, 2))
         try:
