@@ -239,12 +239,60 @@ def test_an_edit_saved_just_before_a_served_recall_is_found(
     finally:
         stop.set()
         thread.join(15)
-    never = service.RecallService(config, settle=lambda timeout: False)
+    never = service.RecallService(
+        config, settle=lambda timeout: f"the watcher is still indexing ({timeout:g} s)"
+    )
     try:
         result = never.recall(recall_params("量子纠缠"))["result"]
     finally:
         never.stop()
     assert result["stale"] is True and any("still indexing" in w for w in result["warnings"])
+
+
+def test_a_served_recall_does_not_wait_for_a_watcher_whose_batches_fail(
+    vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """It answers from what is indexed, stale, and says why (not "still indexing" after 5 s)."""
+    from vault_tools import watch
+    from vault_tools.index import Index
+
+    config = load_config(vault)
+    real_update = Index.update
+    broken = threading.Event()
+
+    def update(self: Index, paths: Any, **kwargs: Any) -> Any:
+        if broken.is_set():
+            raise OSError(28, "No space left on device")
+        return real_update(self, paths, **kwargs)
+
+    monkeypatch.setattr(Index, "update", update)
+    watchers: list[watch.Watcher] = []
+
+    class Recorded(watch.Watcher):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            watchers.append(self)
+
+    monkeypatch.setattr(watch, "Watcher", Recorded)
+    with serving(config):
+        wait_for(lambda: probe(config) is not None, "the recall service")
+        broken.set()
+        with (vault / "memory" / "2026-03-11.md").open("a", encoding="utf-8") as handle:
+            handle.write("- 21:00 Booked the 量子纠缠 lecture for Friday\n")
+        wait_for(lambda: watchers[0].state.errors > 0, "the failing batch")
+        answer = service.ask(config, "recall", recall_params("Deployed billing"))
+        assert answer is not None and answer["result"]["stale"] is True
+        assert any("could not index the latest edits (OSError" in w for w in answer["warnings"])
+        assert answer["result"]["results"], "what is indexed is still answered"
+        broken.clear()
+        wait_for(
+            lambda: (
+                (a := service.ask(config, "recall", recall_params("量子纠缠"))) is not None
+                and a["result"]["stale"] is False
+                and bool(a["result"]["results"])
+            ),
+            "the retried batch",
+        )
 
 
 def recall_params(query: str, **overrides: object) -> dict[str, object]:

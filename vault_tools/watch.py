@@ -290,16 +290,23 @@ class Watcher:
         self.memory_inode: int | None = None
         self._indexed = threading.Condition()
         self._indexed_through = 0  # the events whose changes the index holds
+        self._failing = False  # the last batch or reconcile failed (and is retried)
 
-    def wait_indexed(self, timeout: float) -> bool:
-        """Wait until every change observed so far is indexed; False when ``timeout`` s pass first.
+    def wait_indexed(self, timeout: float) -> str | None:
+        """Wait until every change observed so far is indexed; None then, else why not.
 
         What the recall service asks before a search, so an edit saved just before the question
-        is found (at 100k entries indexing a batch takes a few hundred ms).
+        is found (at 100k entries indexing a batch takes a few hundred ms). The wait ends early
+        when indexing fails: the retry would fail the same way, and the caller is told so.
         """
         target = self.batcher.events
         with self._indexed:
-            return self._indexed.wait_for(lambda: self._indexed_through >= target, timeout)
+            self._indexed.wait_for(lambda: self._indexed_through >= target or self._failing, timeout)
+            if self._indexed_through >= target:
+                return None
+            if self._failing:
+                return f"the watcher could not index the latest edits ({self.state.last_error}); see its log"
+        return f"the watcher is still indexing edits saved in the last {timeout:g} s"
 
     # -- observer -----------------------------------------------------------------------------
 
@@ -409,6 +416,7 @@ class Watcher:
             return
         with self._indexed:
             self._indexed_through = max(self._indexed_through, through)
+            self._failing = False
             self._indexed.notify_all()
         self.state.batches += 1
         self.state.last_batch = time.time()
@@ -462,6 +470,9 @@ class Watcher:
         self.state.errors += 1
         self.state.last_error = f"{type(exc).__name__}: {exc}"
         log.warning("will retry: %s", self.state.last_error)
+        with self._indexed:
+            self._failing = True
+            self._indexed.notify_all()
         self.batcher.requeue(batch)
         self.stop.wait(1.0)  # back off a little before the requeued batch comes out again
 
