@@ -35,15 +35,16 @@ import socket
 import time
 from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from vault_tools import __version__, errors
 from vault_tools.config import Config
 
+TYPE_CHECKING = False  # typing is not imported on the client path (see config.py)
 if TYPE_CHECKING:
     import socketserver
     import threading
     from collections.abc import Callable
+    from typing import Any
 
     from vault_tools.recall import Recaller
 
