@@ -13,7 +13,8 @@ Reports errors (non-zero exits, tracebacks; must be 0), lost edits (markers writ
 files, or not searchable at the end; must be 0), save-to-searchable latency (how long until the
 watcher's index has a marker, measured without catching up), and the watcher's RSS and open
 descriptors first and last, and per ``--window`` minutes (default 5) the save-to-searchable
-p50/p95/max of the edits written in it and the watcher's RSS and open files at its end (deleted
+p50/p95/max of the edits written in it, the watcher's RSS, open files and index segments at its end
+and its batches (count, p50/max ms, from its log) (deleted
 segment files it still maps are a leak). ``--no-serve`` runs the watcher without its recall service.
 Prints a Markdown table; exits 1 when errors or lost edits are not 0.
 """
@@ -23,6 +24,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import re
 import shutil
 import signal
 import subprocess
@@ -89,6 +91,8 @@ class Stats:
     memory_appends: int = 0
     rss: list[tuple[float, int]] = field(default_factory=list)
     fds: list[tuple[int, int]] = field(default_factory=list)  # (open descriptors, deleted files mapped)
+    segments: list[int] = field(default_factory=list)  # index segments at each sample
+    batches: list[tuple[float, float]] = field(default_factory=list)  # (when, ms): the watcher's log
     recall_calls: int = 0
     started: float = 0.0  # monotonic time the load started (windows count from it)
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -215,12 +219,27 @@ def heartbeats(vault: Path, stats: Stats, stop: threading.Event, every: float) -
             stats.error(f"heartbeat exit {done.returncode}: {(done.stderr or done.stdout).strip()[-300:]}")
 
 
-def sampler(pid: int, stats: Stats, stop: threading.Event, started: float) -> None:
+def sampler(pid: int, stats: Stats, stop: threading.Event, started: float, index_dir: Path) -> None:
     while True:
         stats.rss.append((time.monotonic() - started, rss_kb(pid)))
         stats.fds.append(open_files(pid))
+        stats.segments.append(len(list(index_dir.glob("*.seg"))))
         if stop.wait(5.0):
             return
+
+
+BATCH_LINE = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d),(\d{3}) \d+ path\(s\): .* \((\d+) ms\)$")
+
+
+def read_batches(log: str, stats: Stats, started_wall: float) -> None:
+    """The watcher's batch lines (when, how long), for the per-window table."""
+    for line in log.splitlines():
+        match = BATCH_LINE.match(line)
+        if match:
+            stamp = (
+                time.mktime(time.strptime(match.group(1), "%Y-%m-%d %H:%M:%S")) + int(match.group(2)) / 1000
+            )
+            stats.batches.append((stamp - started_wall, float(match.group(3))))
 
 
 def windows(stats: Stats, minutes: float, window: float) -> list[str]:
@@ -240,8 +259,13 @@ def windows(stats: Stats, minutes: float, window: float) -> list[str]:
         lost = sum(
             1 for m, t in stats.written.items() if m not in stats.searchable and lo <= t - stats.started < hi
         )
-        samples = [(r, fd) for (at, r), (fd, _d) in zip(stats.rss, stats.fds, strict=False) if at < hi]
-        rss, fds = samples[-1] if samples else (0, 0)
+        samples = [
+            (r, fd, seg)
+            for (at, r), (fd, _d), seg in zip(stats.rss, stats.fds, stats.segments, strict=False)
+            if at < hi
+        ]
+        rss, fds, segments = samples[-1] if samples else (0, 0, 0)
+        batch_ms = sorted(ms for at, ms in stats.batches if lo <= at < hi)
         cells = (
             [f"{_pct(lats, 0.5) * 1000:.0f}", f"{_pct(lats, 0.95) * 1000:.0f}", f"{lats[-1] * 1000:.0f}"]
             if lats
@@ -250,7 +274,8 @@ def windows(stats: Stats, minutes: float, window: float) -> list[str]:
         rows.append(
             f"| {lo / 60:g}-{min(hi, minutes * 60) / 60:g} min | {len(lats) + lost} | "
             + " | ".join(cells)
-            + f" | {rss / 1024:.0f} | {fds} |"
+            + f" | {rss / 1024:.0f} | {fds} | {segments} | {len(batch_ms)} | "
+            + (f"{_pct(batch_ms, 0.5):.0f} / {batch_ms[-1]:.0f} |" if batch_ms else "- |")
         )
     return rows
 
@@ -302,8 +327,11 @@ def report(vault: Path, stats: Stats, args: argparse.Namespace) -> int:
     print("| measure | value |\n|---|---|")
     for name, value in rows:
         print(f"| {name} | {value} |")
-    print("\n| window | edits | save-to-searchable p50 ms | p95 ms | max ms | watcher RSS MB | open files |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
+    print(
+        "\n| window | edits | save-to-searchable p50 ms | p95 ms | max ms | watcher RSS MB | open files "
+        "| index segments | batches | batch ms p50 / max |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     print("\n".join(windows(stats, args.minutes, args.window)))
     for what in stats.errors[:20]:
         print(f"\nerror: {what}")
@@ -342,10 +370,13 @@ def run(args: argparse.Namespace) -> int:
     )
     stop, stop_checker = threading.Event(), threading.Event()
     started = stats.started = time.monotonic()
+    started_wall = time.time()
     threads = [
         threading.Thread(target=editor, args=(vault, stats, stop, random.Random(args.seed))),
         threading.Thread(target=heartbeats, args=(vault, stats, stop, args.heartbeat_every)),
-        threading.Thread(target=sampler, args=(watcher.pid, stats, stop_checker, started)),
+        threading.Thread(
+            target=sampler, args=(watcher.pid, stats, stop_checker, started, vault / ".vault-tools" / "index")
+        ),
         threading.Thread(target=checker, args=(vault, stats, stop_checker)),
     ]
     for thread in threads:
@@ -375,6 +406,7 @@ def run(args: argparse.Namespace) -> int:
     watcher.send_signal(signal.SIGTERM)
     watcher.wait(timeout=60)
     log = watch_log.read_text(errors="replace")
+    read_batches(log, stats, started_wall)
     if watcher.returncode != 0 or "Traceback" in log:
         stats.error(f"watcher exit {watcher.returncode}: {log.strip()[-300:]}")
 
