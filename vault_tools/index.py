@@ -1699,7 +1699,6 @@ class _Batch:
         self.manifest = manifest
         self.report = report
         self.writer: Any = None
-        self.reader: Any = None  # of the committed index, opened on first need
         self.dirty = False
 
     def _writer(self) -> Any:
@@ -1763,27 +1762,29 @@ class _Batch:
         writer = self._writer()
         live = self._live_documents(rel)
         for doc in _note_documents(note):
-            stored = live.pop(doc[F_ID], None)
+            docnum, stored = live.pop(doc[F_ID], (None, None))
             if stored is not None and _same_document(stored, doc):
                 continue
-            if stored is not None:
-                writer.delete_by_term(F_ID, doc[F_ID])
+            if docnum is not None:
+                writer.delete_document(docnum)
             writer.add_document(**doc)
-        for gone in live:
-            writer.delete_by_term(F_ID, gone)
+        for docnum, _stored in live.values():
+            writer.delete_document(docnum)
         return len({entry.id for entry in note.entries})
 
-    def _live_documents(self, rel: str) -> dict[str, dict[str, Any]]:
-        """The stored fields of ``rel``'s documents in the committed index, by entry id."""
-        if self.reader is None:
-            self.reader = self.ix.reader()
-        reader = self.reader
+    def _live_documents(self, rel: str) -> dict[str, tuple[int, dict[str, Any]]]:
+        """``rel``'s documents as the writer sees them: entry id → (document number, stored fields).
+
+        The writer's own (cached) searcher, so the numbers are the writer's: deleting by number
+        is one call, where ``delete_by_term`` looks the id up in every segment.
+        """
+        reader = self._writer().searcher().reader()
         if (F_PATH, rel) not in reader:
             return {}
-        live: dict[str, dict[str, Any]] = {}
+        live: dict[str, tuple[int, dict[str, Any]]] = {}
         for docnum in reader.postings(F_PATH, rel).all_ids():  # deleted documents left out
             stored = reader.stored_fields(docnum)
-            live[str(stored.get(F_ID))] = stored
+            live[str(stored.get(F_ID))] = (docnum, stored)
         return live
 
     def commit(self, index_dir: Path) -> None:
@@ -1794,9 +1795,6 @@ class _Batch:
         merges when nobody waits. Past :data:`MAX_SEGMENTS` a commit merges anyway, so
         searches never slow down for want of a watcher.
         """
-        reader, self.reader = self.reader, None
-        if reader is not None:
-            reader.close()
         if self.writer is not None:
             if len(self.writer.segments) >= MAX_SEGMENTS:
                 self.writer.commit(mergetype=tiered_merge(max_docs=1024, force=True))
@@ -1807,9 +1805,6 @@ class _Batch:
             save_manifest(index_dir, self.manifest)
 
     def cancel(self) -> None:
-        reader, self.reader = self.reader, None
-        if reader is not None:
-            reader.close()
         if self.writer is not None:
             self.writer.cancel()
             self.writer = None
