@@ -191,6 +191,16 @@ def test_batcher_releases_a_continuous_stream_at_max_latency(vault: Path) -> Non
     assert batch and elapsed < 2.0
 
 
+def test_batcher_hurries_when_somebody_waits(vault: Path) -> None:
+    batcher = ChangeBatcher(vault, debounce=30.0, max_latency=60.0)
+    stop = threading.Event()
+    batcher.hurry()  # nothing pending: nothing to hurry, and no later batch hurried by it
+    batcher.add(vault / "MEMORY.md")
+    assert batcher.take(stop, 0.05) == set()
+    batcher.hurry()
+    assert batcher.take(stop, 20.0) == {vault / "MEMORY.md"}
+
+
 def test_batcher_take_returns_when_stopped(vault: Path) -> None:
     batcher = ChangeBatcher(vault)
     stop = threading.Event()

@@ -5,7 +5,7 @@ Design. The event source and the handler are separate. A watchdog observer feeds
 notes: both ends of a move; nothing under ``.git/``, ``.obsidian/``, ``.trash/``,
 ``.vault-tools/``; no editor temp or swap files) and releases them as one batch after
 ``debounce`` seconds of quiet, or ``max_latency`` seconds after the first event under a steady
-stream. :func:`apply_changes` hands a batch to :meth:`Index.update`, which re-reads exactly those
+stream, or at once when a served recall waits for it. :func:`apply_changes` hands a batch to :meth:`Index.update`, which re-reads exactly those
 files, by content, in one commit. That covers every way a file gets saved (in place,
 temp file + rename, backup-rename, ``sed -i``, ``cp`` over, delete + recreate, moves in and out, a
 ``git checkout`` of hundreds of files) without caring which one it was: the batch says *which*
@@ -103,6 +103,7 @@ class ChangeBatcher:
         self._paths: set[Path] = set()
         self._first: float | None = None
         self._last: float | None = None
+        self._hurry = False  # somebody waits for what is pending: release it now
         self._cond = threading.Condition()
         self.last_event: float | None = None  # wall-clock time of the last kept event
         self.events = 0
@@ -138,6 +139,13 @@ class ChangeBatcher:
             self._last = now
             self._cond.notify_all()
 
+    def hurry(self) -> None:
+        """Release what is pending without waiting for quiet (a served recall is waiting for it)."""
+        with self._cond:
+            if self._paths:
+                self._hurry = True
+                self._cond.notify_all()
+
     def idle_for(self) -> float:
         """Seconds since the last kept event (infinite before the first), 0 while paths wait."""
         with self._cond:
@@ -157,9 +165,10 @@ class ChangeBatcher:
                 now = time.monotonic()
                 if self._paths and self._first is not None and self._last is not None:
                     ready_at = min(self._last + self.debounce, self._first + self.max_latency)
-                    if now >= ready_at:
+                    if now >= ready_at or self._hurry:
                         batch, self._paths = self._paths, set()
                         self._first = self._last = None
+                        self._hurry = False
                         self.taken_through = self.events
                         return batch
                     wake = min(ready_at, deadline)
@@ -301,6 +310,8 @@ class Watcher:
         """
         target = self.batcher.events
         with self._indexed:
+            if self._indexed_through < target:
+                self.batcher.hurry()
             self._indexed.wait_for(lambda: self._indexed_through >= target or self._failing, timeout)
             if self._indexed_through >= target:
                 return None
