@@ -387,6 +387,21 @@ def test_an_update_rewrites_an_entry_whose_lines_or_section_moved(vault: Path, i
     assert idx.doctor().ok
 
 
+def test_an_update_leaves_one_document_of_an_entry_indexed_twice(vault: Path, idx: Index) -> None:
+    idx.ensure_current()
+    from whoosh import index as wi
+
+    stored = idx.read(lambda s: next(s.documents(path="memory/2026-03-10.md")))
+    with wi.open_dir(str(idx.dir), schema=ix.schema()).writer() as writer:
+        writer.add_document(**stored)  # a second copy, as a crash between two writers could leave
+    day_one = vault / "memory" / "2026-03-10.md"
+    day_one.write_text(day_one.read_text(encoding="utf-8") + "- 23:00 one more line\n", encoding="utf-8")
+    idx.update([day_one])
+    ids = idx.read(lambda s: [f["id"] for f in s.documents(path="memory/2026-03-10.md")])
+    assert ids.count(stored["id"]) == 1
+    assert idx.doctor().ok
+
+
 def test_a_segment_whose_entries_were_all_replaced_is_dropped(vault: Path, idx: Index) -> None:
     idx.ensure_current()
     path = vault / "memory" / "2026-03-12.md"

@@ -1778,12 +1778,16 @@ class _Batch:
         The writer's own (cached) searcher, so the numbers are the writer's: deleting by number
         is one call, where ``delete_by_term`` looks the id up in every segment.
         """
-        reader = self._writer().searcher().reader()
+        writer = self._writer()
+        reader = writer.searcher().reader()
         if (F_PATH, rel) not in reader:
             return {}
         live: dict[str, tuple[int, dict[str, Any]]] = {}
         for docnum in reader.postings(F_PATH, rel).all_ids():  # deleted documents left out
             stored = reader.stored_fields(docnum)
+            twin = live.get(str(stored.get(F_ID)))
+            if twin is not None:  # one entry indexed twice (never written so): keep one
+                writer.delete_document(twin[0])
             live[str(stored.get(F_ID))] = (docnum, stored)
         return live
 
