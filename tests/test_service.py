@@ -557,14 +557,18 @@ def test_an_explicit_watch_takes_over_from_the_watcher_recall_started(autostart:
 #: A background watcher caught before it wrote watch.json (still starting) or busy healing: it holds
 #: the watch lock as recall's watchers do, and "stubborn" ignores SIGTERM as a long rebuild step might.
 LOCK_HOLDER = r"""
-import signal, sys, time
+import os, signal, sys, time
 from pathlib import Path
 from vault_tools import locks, watch
 from vault_tools.config import load_config
 config = load_config(Path(sys.argv[1]))
 if sys.argv[2] == "stubborn":
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
-lock = locks.try_hold(config, locks.WATCH_LOCK, what=watch.WATCHING_UNTIL_IDLE, timeout=10)
+earlier = sys.argv[2] == "earlier-version"  # its record says "watching"; its watch.json says idle exit
+role = watch.WATCHING if earlier else watch.WATCHING_UNTIL_IDLE
+lock = locks.try_hold(config, locks.WATCH_LOCK, what=role, timeout=10)
+if earlier:
+    watch.write_json_atomic(watch.watch_state_path(config), {"pid": os.getpid(), "idle_exit_seconds": 60})
 print("held" if lock else "not held", flush=True)
 time.sleep(120)
 """
@@ -585,7 +589,7 @@ def explicit_watch(config: Config) -> tuple[threading.Thread, threading.Event, l
     return thread, stop, errors
 
 
-@pytest.mark.parametrize("behaviour", ["starting", "stubborn"])
+@pytest.mark.parametrize("behaviour", ["starting", "stubborn", "earlier-version"])
 def test_an_explicit_watch_takes_over_from_a_background_watcher_at_any_stage(
     vault: Path, behaviour: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:

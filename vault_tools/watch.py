@@ -53,6 +53,7 @@ from vault_tools.index import (
     is_note_rel,
     load_manifest,
     pid_alive,
+    read_json,
     watch_state_path,
     write_json_atomic,
 )
@@ -590,14 +591,22 @@ def _take_over(config: Config) -> Any:
         holder = locks.owner(config, locks.WATCH_LOCK)
         pid, role = holder.get("pid"), holder.get("what")
         if isinstance(pid, int) and (pid == os.getpid() or _is_our_process(pid)):
-            if role == WATCHING:
+            background = role == WATCHING_UNTIL_IDLE or (role == WATCHING and _says_idle_exit(config, pid))
+            if not background and role == WATCHING:
                 return None
-            if role == WATCHING_UNTIL_IDLE and pid != os.getpid():
+            if background and pid != os.getpid():
                 _ask_to_stop(pid, asked)
         lock = locks.try_hold(config, locks.WATCH_LOCK, what=WATCHING, timeout=0.2)
         if lock is not None:
             return lock
     return None
+
+
+def _says_idle_exit(config: Config, pid: int) -> bool:
+    """Whether ``watch.json`` says watcher ``pid`` exits when idle (how an earlier version, whose
+    lock record says only "watching", is known as recall's)."""
+    info = read_json(watch_state_path(config))
+    return info.get("pid") == pid and bool(info.get("idle_exit_seconds")) and not info.get("stopped")
 
 
 def _ask_to_stop(pid: int, asked: dict[int, float]) -> None:
