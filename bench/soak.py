@@ -12,8 +12,10 @@ Runs, all at once, for ``--minutes``:
 Reports errors (non-zero exits, tracebacks; must be 0), lost edits (markers written but not in the
 files, or not searchable at the end; must be 0), save-to-searchable latency (how long until the
 watcher's index has a marker, measured without catching up), and the watcher's RSS and open
-descriptors first, last and at each quarter of the run (deleted segment files it still maps are a
-leak). ``--no-serve`` runs the watcher without its recall service.
+descriptors first and last, and per ``--window`` minutes (default 5) the save-to-searchable
+p50/p95/max of the edits written in it, the watcher's RSS, open files and index segments at its end
+and its batches (count, p50/max ms, from its log) (deleted
+segment files it still maps are a leak). ``--no-serve`` runs the watcher without its recall service.
 Prints a Markdown table; exits 1 when errors or lost edits are not 0.
 """
 
@@ -22,9 +24,9 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import re
 import shutil
 import signal
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -54,7 +56,7 @@ config = load_config(vault)
 rng = random.Random(3)
 words = ["decided", "postgres", "deploy", "tea", "meeting", "上周", "部署", "last week", "lesson", "#work"]
 calls = errors = 0
-with Recaller(config) as session:
+with Recaller(config, catch_up="never") as session:  # the watcher keeps it current
     while not stop.exists():
         query = " ".join(rng.sample(words, 2))
         try:
@@ -89,7 +91,10 @@ class Stats:
     memory_appends: int = 0
     rss: list[tuple[float, int]] = field(default_factory=list)
     fds: list[tuple[int, int]] = field(default_factory=list)  # (open descriptors, deleted files mapped)
+    segments: list[int] = field(default_factory=list)  # index segments at each sample
+    batches: list[tuple[float, float]] = field(default_factory=list)  # (when, ms): the watcher's log
     recall_calls: int = 0
+    started: float = 0.0  # monotonic time the load started (windows count from it)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def error(self, what: str) -> None:
@@ -214,36 +219,69 @@ def heartbeats(vault: Path, stats: Stats, stop: threading.Event, every: float) -
             stats.error(f"heartbeat exit {done.returncode}: {(done.stderr or done.stdout).strip()[-300:]}")
 
 
-def sampler(pid: int, stats: Stats, stop: threading.Event, started: float) -> None:
+def sampler(pid: int, stats: Stats, stop: threading.Event, started: float, index_dir: Path) -> None:
     while True:
         stats.rss.append((time.monotonic() - started, rss_kb(pid)))
         stats.fds.append(open_files(pid))
+        stats.segments.append(len(list(index_dir.glob("*.seg"))))
         if stop.wait(5.0):
             return
 
 
-def quarters(samples: list[int], scale: float = 1, unit: str = "") -> list[str]:
-    """The samples at 25, 50, 75 and 100 % of the run: growth shows as a rising row, a plateau as a flat one."""
-    if not samples:
-        return ["-"]
-    picks = [samples[min(len(samples) - 1, round(q * (len(samples) - 1)))] for q in (0.25, 0.5, 0.75, 1.0)]
-    return [f"{value / scale:.0f}{unit}" for value in picks]
+BATCH_LINE = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d),(\d{3}) \d+ path\(s\): .* \((\d+) ms\)$")
 
 
-def quarter_p50s(stats: Stats) -> list[str]:
-    """Median save-to-searchable of the edits written in each quarter: a rising row is a slowdown."""
-    found = sorted((t, stats.searchable[m] - t) for m, t in stats.written.items() if m in stats.searchable)
-    if not found:
-        return ["-"]
-    first, last = found[0][0], found[-1][0]
-    span = max(last - first, 1e-9)
-    cells = []
-    for q in range(4):
-        part = [
-            lat for t, lat in found if q / 4 <= (t - first) / span < (q + 1) / 4 or (q == 3 and t == last)
+def read_batches(log: str, stats: Stats, started_wall: float) -> None:
+    """The watcher's batch lines (when, how long), for the per-window table."""
+    for line in log.splitlines():
+        match = BATCH_LINE.match(line)
+        if match:
+            stamp = (
+                time.mktime(time.strptime(match.group(1), "%Y-%m-%d %H:%M:%S")) + int(match.group(2)) / 1000
+            )
+            stats.batches.append((stamp - started_wall, float(match.group(3))))
+
+
+def windows(stats: Stats, minutes: float, window: float) -> list[str]:
+    """One Markdown row per ``window``-minute stretch of the run: the save-to-searchable p50, p95 and
+    max of the edits written in it, and the watcher's RSS and open files at its end (a rising column
+    is a slowdown or a leak; the goal is a flat one)."""
+    span = window * 60
+    count = max(1, int(-(-minutes * 60 // span)))
+    rows = []
+    for w in range(count):
+        lo, hi = w * span, (w + 1) * span
+        lats = sorted(
+            stats.searchable[m] - t
+            for m, t in stats.written.items()
+            if m in stats.searchable and lo <= t - stats.started < hi
+        )
+        lost = sum(
+            1 for m, t in stats.written.items() if m not in stats.searchable and lo <= t - stats.started < hi
+        )
+        samples = [
+            (r, fd, seg)
+            for (at, r), (fd, _d), seg in zip(stats.rss, stats.fds, stats.segments, strict=False)
+            if at < hi
         ]
-        cells.append(f"{statistics.median(part) * 1000:.0f} ms" if part else "-")
-    return cells
+        rss, fds, segments = samples[-1] if samples else (0, 0, 0)
+        batch_ms = sorted(ms for at, ms in stats.batches if lo <= at < hi)
+        cells = (
+            [f"{_pct(lats, 0.5) * 1000:.0f}", f"{_pct(lats, 0.95) * 1000:.0f}", f"{lats[-1] * 1000:.0f}"]
+            if lats
+            else ["-", "-", "-"]
+        )
+        rows.append(
+            f"| {lo / 60:g}-{min(hi, minutes * 60) / 60:g} min | {len(lats) + lost} | "
+            + " | ".join(cells)
+            + f" | {rss / 1024:.0f} | {fds} | {segments} | {len(batch_ms)} | "
+            + (f"{_pct(batch_ms, 0.5):.0f} / {batch_ms[-1]:.0f} |" if batch_ms else "- |")
+        )
+    return rows
+
+
+def _pct(values: list[float], p: float) -> float:
+    return values[min(len(values) - 1, int(p * len(values)))] if values else float("nan")
 
 
 def report(vault: Path, stats: Stats, args: argparse.Namespace) -> int:
@@ -264,7 +302,7 @@ def report(vault: Path, stats: Stats, args: argparse.Namespace) -> int:
     peak_deleted = max((d for _n, d in stats.fds), default=0)
 
     def pct(p: float) -> float:
-        return latencies[min(len(latencies) - 1, int(p * len(latencies)))] if latencies else float("nan")
+        return _pct(latencies, p)
 
     rows = [
         ("duration", f"{args.minutes:g} min, {args.entries} generated entries"),
@@ -279,22 +317,22 @@ def report(vault: Path, stats: Stats, args: argparse.Namespace) -> int:
         ("**lost edits: not searchable at the end**", f"**{len(not_searchable)}**"),
         ("save-to-searchable p50 / p95", f"{pct(0.5) * 1000:.0f} ms / {pct(0.95) * 1000:.0f} ms"),
         ("save-to-searchable max", f"{(latencies[-1] if latencies else float('nan')) * 1000:.0f} ms"),
-        ("save-to-searchable p50 of the edits in each quarter of the run", " / ".join(quarter_p50s(stats))),
         (
             "watcher RSS first / last / peak",
             f"{first_rss / 1024:.1f} MB / {last_rss / 1024:.1f} MB / {peak_rss / 1024:.1f} MB ({len(stats.rss)} samples)",
         ),
-        (
-            "watcher RSS at each quarter of the run",
-            " / ".join(quarters([r for _t, r in stats.rss], 1024, " MB")),
-        ),
         ("watcher open files first / last / peak", f"{first_fds} / {last_fds} / {peak_fds}"),
-        ("watcher open files at each quarter of the run", " / ".join(quarters([n for n, _d in stats.fds]))),
         ("watcher deleted files still mapped (peak)", str(peak_deleted)),
     ]
     print("| measure | value |\n|---|---|")
     for name, value in rows:
         print(f"| {name} | {value} |")
+    print(
+        "\n| window | edits | save-to-searchable p50 ms | p95 ms | max ms | watcher RSS MB | open files "
+        "| index segments | batches | batch ms p50 / max |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("\n".join(windows(stats, args.minutes, args.window)))
     for what in stats.errors[:20]:
         print(f"\nerror: {what}")
     for marker in (missing_in_files + not_searchable)[:20]:
@@ -331,11 +369,14 @@ def run(args: argparse.Namespace) -> int:
         text=True,
     )
     stop, stop_checker = threading.Event(), threading.Event()
-    started = time.monotonic()
+    started = stats.started = time.monotonic()
+    started_wall = time.time()
     threads = [
         threading.Thread(target=editor, args=(vault, stats, stop, random.Random(args.seed))),
         threading.Thread(target=heartbeats, args=(vault, stats, stop, args.heartbeat_every)),
-        threading.Thread(target=sampler, args=(watcher.pid, stats, stop_checker, started)),
+        threading.Thread(
+            target=sampler, args=(watcher.pid, stats, stop_checker, started, vault / ".vault-tools" / "index")
+        ),
         threading.Thread(target=checker, args=(vault, stats, stop_checker)),
     ]
     for thread in threads:
@@ -365,6 +406,7 @@ def run(args: argparse.Namespace) -> int:
     watcher.send_signal(signal.SIGTERM)
     watcher.wait(timeout=60)
     log = watch_log.read_text(errors="replace")
+    read_batches(log, stats, started_wall)
     if watcher.returncode != 0 or "Traceback" in log:
         stats.error(f"watcher exit {watcher.returncode}: {log.strip()[-300:]}")
 
@@ -379,6 +421,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--minutes", type=float, default=2.0)
     parser.add_argument("--entries", type=int, default=10_000)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument(
+        "--window", type=float, default=5.0, metavar="MIN", help="report per this many minutes"
+    )
     parser.add_argument("--heartbeat-every", type=float, default=5.0, metavar="S")
     parser.add_argument("--no-serve", action="store_true", help="run the watcher without its recall service")
     parser.add_argument(

@@ -44,6 +44,45 @@ def test_help_does_not_import_heavy_libraries() -> None:
     assert result.stdout.strip().splitlines()[-1] == "HEAVY="
 
 
+def test_a_served_recall_imports_only_what_it_needs(tmp_path: Path) -> None:
+    """The client half of a served call: parse one command, load the config, ask the socket.
+
+    Nobody serves this vault, so the CLI goes on in-process; what it imported up to the ask is
+    recorded first.
+    """
+    vault = tmp_path / "v"
+    (vault / "memory").mkdir(parents=True)
+    code = (
+        "import sys\nfrom vault_tools import cli, service\nreal = service.ask\n"
+        "def ask(*a, **k):\n"
+        "    print('LOADED=' + ','.join(m for m in ('typing', 'zoneinfo', 'tomllib', 'whoosh', 'yaml',"
+        " 'vault_tools.recall', 'vault_tools.index') if m in sys.modules))\n"
+        "    raise SystemExit(0)\n"
+        "service.ask = ask\n"
+        f"cli.main(['recall', 'allergy', '--vault', {str(vault)!r}])\n"
+    )
+    env = {**os.environ, "VAULT_TOOLS_SERVICE": "on"}
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    assert result.stdout.strip().splitlines()[-1] == "LOADED="
+
+
+@pytest.mark.parametrize(
+    "argv", [["recall", "x"], ["--vault", "v", "--json", "recall", "x"], ["--", "recall"]]
+)
+def test_a_known_command_gets_a_parser_of_its_own(argv: list[str]) -> None:
+    assert cli.command_named(argv) == "recall"
+    parser = cli.build_parser(only="recall")
+    [commands] = [a for a in parser._actions if isinstance(a, cli.argparse._SubParsersAction)]
+    assert list(commands.choices) == ["recall"]
+
+
+def test_an_unknown_command_is_named_among_all_of_them(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        cli.main(["recal", "allergy"])
+    err = capsys.readouterr().err
+    assert "invalid choice: 'recal'" in err and "'heartbeat'" in err
+
+
 def test_python_dash_m_runs_the_cli() -> None:
     result = subprocess.run(
         [sys.executable, "-m", "vault_tools", "--version"], capture_output=True, text=True

@@ -339,15 +339,18 @@ def test_updates_do_not_merge_and_maintain_merges_by_size_class(
 ) -> None:
     idx.ensure_current()
     path = vault / "memory" / "2026-03-12.md"
+    lines = ""
     for i in range(9):
-        write(path, f"- 08:00 edit number {i} of the marmot note\n")
+        # each under its own heading: no neighbours, so an update adds one document and rewrites none
+        lines += f"## part {i}\n- 08:0{i} edit number {i} of the marmot note\n"
+        write(path, lines)
         idx.update([path])
-    assert segment_count(idx) == 10  # the build's segment + one per update
+    assert segment_count(idx) == 10  # the build's segment + one per update (each adds one entry)
     assert idx.maintain()  # four one-document segments of the same size class become one
     assert segment_count(idx) < 10
     while idx.maintain():
         pass
-    assert [e.text for e in search(idx, "marmot")] == ["edit number 8 of the marmot note"]
+    assert len(search(idx, "marmot")) == 9
     assert idx.doctor().ok
     monkeypatch.setattr(ix, "MAX_SEGMENTS", segment_count(idx) + 1)
     for i in range(6):
@@ -355,6 +358,79 @@ def test_updates_do_not_merge_and_maintain_merges_by_size_class(
         idx.update([path])
         assert segment_count(idx) <= ix.MAX_SEGMENTS  # a commit past the limit merges in line
     assert [e.text for e in search(idx, "marmot")] == ["more edits 5 of the marmot note"]
+
+
+def test_an_update_writes_only_the_entries_that_changed(vault: Path, idx: Index) -> None:
+    idx.ensure_current()
+    memory = vault / "MEMORY.md"
+    before = idx.read(lambda s: {f["id"]: f["file_hash"] for f in s.all_stored_fields()})
+    memory.write_text(
+        memory.read_text(encoding="utf-8") + "- 2026-03-12: 新的一条 about otters\n", encoding="utf-8"
+    )
+    idx.update([memory])
+    after = idx.read(lambda s: {f["id"]: f["file_hash"] for f in s.all_stored_fields()})
+    new_ids = set(after) - set(before)
+    assert len(new_ids) == 1 and set(before) <= set(after)
+    assert segment_count(idx) == 2  # the build's and one holding only the new entry
+    assert {k: v for k, v in after.items() if k in before} == before  # kept documents were not rewritten
+    assert [e.text for e in search(idx, "otters")] == ["新的一条 about otters"]
+    assert idx.doctor().ok
+
+
+def test_an_update_rewrites_an_entry_whose_lines_or_section_moved(vault: Path, idx: Index) -> None:
+    idx.ensure_current()
+    path = write(
+        vault / "memory" / "2026-03-12.md", "## Morning\n- 08:00 walked the beagle\n- 09:00 fed the cat\n"
+    )
+    idx.update([path])
+    write(path, "## Evening\n- 07:00 woke up early\n- 08:00 walked the beagle\n")
+    idx.update([path])
+    [beagle] = search(idx, "beagle")
+    assert (beagle.start_line, beagle.section) == (3, "Evening")
+    assert search(idx, "cat") == []
+    assert idx.doctor().ok
+
+
+def test_an_update_leaves_one_document_of_an_entry_indexed_twice(vault: Path, idx: Index) -> None:
+    idx.ensure_current()
+    from whoosh import index as wi
+
+    stored = idx.read(lambda s: next(s.documents(path="memory/2026-03-10.md")))
+    with wi.open_dir(str(idx.dir), schema=ix.schema()).writer() as writer:
+        writer.add_document(**stored)  # a second copy, as a crash between two writers could leave
+    day_one = vault / "memory" / "2026-03-10.md"
+    day_one.write_text(day_one.read_text(encoding="utf-8") + "- 23:00 one more line\n", encoding="utf-8")
+    idx.update([day_one])
+    ids = idx.read(lambda s: [f["id"] for f in s.documents(path="memory/2026-03-10.md")])
+    assert ids.count(stored["id"]) == 1
+    assert idx.doctor().ok
+
+
+def test_a_segment_whose_entries_were_all_replaced_is_dropped(vault: Path, idx: Index) -> None:
+    idx.ensure_current()
+    path = vault / "memory" / "2026-03-12.md"
+    for i in range(6):
+        write(path, f"- 08:00 rewrite {i} of the marmot note\n")
+        idx.update([path])
+        assert segment_count(idx) == 2  # the build's and the latest rewrite's
+    assert [e.text for e in search(idx, "marmot")] == ["rewrite 5 of the marmot note"]
+
+
+def test_doctor_finds_a_document_that_no_longer_matches_its_file(vault: Path, idx: Index) -> None:
+    """With updates writing only changed entries, documents carry older file hashes; the doctor
+    compares each document with what its file says now instead."""
+    idx.ensure_current()
+    from whoosh import index as wi
+
+    ondisk = wi.open_dir(str(idx.dir), schema=ix.schema())
+    stored = idx.read(lambda s: next(s.documents(path="memory/2026-03-10.md")))
+    with ondisk.writer() as writer:
+        writer.delete_by_term("id", stored["id"])
+        writer.add_document(**{**stored, "start_line": stored["start_line"] + 40})
+    report = idx.doctor()
+    assert not report.ok and report.stale_paths == ["memory/2026-03-10.md"] and report.stale_entries == 1
+    fixed = idx.doctor(fix=True)
+    assert fixed.ok, fixed.summary()
 
 
 def test_maintain_optimize_drops_deleted_documents(vault: Path, idx: Index) -> None:

@@ -208,3 +208,25 @@ def test_a_vague_time_word_loses_to_a_dated_one(query: str, phrase: str, rest: s
     window, remainder = extract_time_window(query, dt.date(2022, 11, 20))
     assert window is not None and window.phrase == phrase
     assert remainder == rest
+
+
+def test_an_edit_updates_the_neighbours_of_the_entry_it_changed(tmp_path: Path) -> None:
+    """An update rewrites only changed documents; a line whose neighbour changed is one of them."""
+    vault = tmp_path / "v"
+    path = write(
+        vault / "memory" / "2026-03-04.md",
+        "- 18:00 **Ben**: Which tea does Ana like?\n- 18:00 **Ana**: Sencha, every morning.\n",
+    )
+    config = load_config(vault)
+    index = Index(config)
+    index.rebuild()
+
+    def found(query: str) -> list[str]:
+        with Recaller(config, catch_up="never") as warm:
+            return [hit.text for hit in warm.recall(query, as_of=AS_OF).results]
+
+    assert "**Ana**: Sencha, every morning." in found("tea like")
+    write(path, "- 18:00 **Ben**: Which coffee does Ana like?\n- 18:00 **Ana**: Sencha, every morning.\n")
+    index.update([path])
+    assert "**Ana**: Sencha, every morning." in found("coffee like")
+    assert "**Ana**: Sencha, every morning." not in found("tea like")

@@ -241,12 +241,60 @@ def test_an_edit_saved_just_before_a_served_recall_is_found(
     finally:
         stop.set()
         thread.join(15)
-    never = service.RecallService(config, settle=lambda timeout: False)
+    never = service.RecallService(
+        config, settle=lambda timeout: f"the watcher is still indexing ({timeout:g} s)"
+    )
     try:
         result = never.recall(recall_params("量子纠缠"))["result"]
     finally:
         never.stop()
     assert result["stale"] is True and any("still indexing" in w for w in result["warnings"])
+
+
+def test_a_served_recall_does_not_wait_for_a_watcher_whose_batches_fail(
+    vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """It answers from what is indexed, stale, and says why (not "still indexing" after 5 s)."""
+    from vault_tools import watch
+    from vault_tools.index import Index
+
+    config = load_config(vault)
+    real_update = Index.update
+    broken = threading.Event()
+
+    def update(self: Index, paths: Any, **kwargs: Any) -> Any:
+        if broken.is_set():
+            raise OSError(28, "No space left on device")
+        return real_update(self, paths, **kwargs)
+
+    monkeypatch.setattr(Index, "update", update)
+    watchers: list[watch.Watcher] = []
+
+    class Recorded(watch.Watcher):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            watchers.append(self)
+
+    monkeypatch.setattr(watch, "Watcher", Recorded)
+    with serving(config):
+        wait_for(lambda: probe(config) is not None, "the recall service")
+        broken.set()
+        with (vault / "memory" / "2026-03-11.md").open("a", encoding="utf-8") as handle:
+            handle.write("- 21:00 Booked the 量子纠缠 lecture for Friday\n")
+        wait_for(lambda: watchers[0].state.errors > 0, "the failing batch")
+        answer = service.ask(config, "recall", recall_params("Deployed billing"))
+        assert answer is not None and answer["result"]["stale"] is True
+        assert any("could not index the latest edits (OSError" in w for w in answer["warnings"])
+        assert answer["result"]["results"], "what is indexed is still answered"
+        broken.clear()
+        wait_for(
+            lambda: (
+                (a := service.ask(config, "recall", recall_params("量子纠缠"))) is not None
+                and a["result"]["stale"] is False
+                and bool(a["result"]["results"])
+            ),
+            "the retried batch",
+        )
 
 
 def recall_params(query: str, **overrides: object) -> dict[str, object]:
@@ -512,6 +560,96 @@ def test_an_explicit_watch_takes_over_from_the_watcher_recall_started(autostart:
         stop.set()
         thread.join(15)
     assert not thread.is_alive()
+
+
+#: A background watcher caught before it wrote watch.json (still starting) or busy healing: it holds
+#: the watch lock as recall's watchers do, and "stubborn" ignores SIGTERM as a long rebuild step might.
+LOCK_HOLDER = r"""
+import os, signal, sys, time
+from pathlib import Path
+from vault_tools import locks, watch
+from vault_tools.config import load_config
+config = load_config(Path(sys.argv[1]))
+if sys.argv[2] == "stubborn":
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+earlier = sys.argv[2] == "earlier-version"  # its record says "watching"; its watch.json says idle exit
+role = watch.WATCHING if earlier else watch.WATCHING_UNTIL_IDLE
+lock = locks.try_hold(config, locks.WATCH_LOCK, what=role, timeout=10)
+if earlier:
+    watch.write_json_atomic(watch.watch_state_path(config), {"pid": os.getpid(), "idle_exit_seconds": 60})
+print("held" if lock else "not held", flush=True)
+time.sleep(120)
+"""
+
+
+def explicit_watch(config: Config) -> tuple[threading.Thread, threading.Event, list[BaseException]]:
+    stop = threading.Event()
+    errors: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            run_watch(config, stop_event=stop, options=FAST, handle_signals=False)
+        except BaseException as exc:
+            errors.append(exc)
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    return thread, stop, errors
+
+
+@pytest.mark.parametrize("behaviour", ["starting", "stubborn", "earlier-version"])
+def test_an_explicit_watch_takes_over_from_a_background_watcher_at_any_stage(
+    vault: Path, behaviour: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from vault_tools import watch
+
+    monkeypatch.setattr(watch, "KILL_AFTER_SECONDS", 0.5)
+    config = load_config(vault)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", LOCK_HOLDER, str(vault), behaviour], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        thread, stop, errors = explicit_watch(config)
+        try:
+            holder.wait(timeout=30)
+            wait_for(lambda: probe(config) is not None or bool(errors), "the explicit watcher to serve", 30)
+            assert not errors
+            state = config.state_dir / "watch.json"
+            wait_for(
+                lambda: state.exists() and json.loads(state.read_text())["pid"] == os.getpid(), "its state"
+            )
+            assert json.loads(state.read_text())["idle_exit_seconds"] == 0
+        finally:
+            stop.set()
+            thread.join(15)
+    finally:
+        if holder.poll() is None:
+            holder.kill()
+        holder.wait()
+        if holder.stdout is not None:
+            holder.stdout.close()
+    expected = -9 if behaviour == "stubborn" else -15
+    assert holder.returncode == expected
+
+
+def test_an_explicit_watch_right_after_the_first_recall_ends_up_the_one_watcher(autostart: Config) -> None:
+    """Whether the background watcher has the lock yet or not, with recall callers all along."""
+    assert service.start_in_background(autostart) is not None
+    thread, stop, errors = explicit_watch(autostart)
+    answers: list[str] = []
+    try:
+        while not (probe(autostart) is not None and not background_watchers(autostart.vault)):
+            answers.append(cli_recall(autostart.vault, "观察者模式"))  # exit 0 asserted inside
+            assert not errors and len(answers) < 60
+        state = autostart.state_dir / "watch.json"
+        wait_for(lambda: json.loads(state.read_text())["pid"] == os.getpid(), "the explicit watcher's state")
+        assert json.loads(state.read_text())["idle_exit_seconds"] == 0
+        assert all("观察者模式" in json.loads(a)["results"][0]["text"] for a in answers)
+    finally:
+        stop.set()
+        thread.join(15)
+    assert not thread.is_alive() and not errors
 
 
 def test_a_watcher_started_by_hand_is_never_taken_over(vault: Path) -> None:

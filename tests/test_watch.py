@@ -198,6 +198,16 @@ def test_batcher_releases_a_continuous_stream_at_max_latency(vault: Path) -> Non
     assert batcher.take(stop, 0.0) == set(days)
 
 
+def test_batcher_hurries_when_somebody_waits(vault: Path) -> None:
+    batcher = ChangeBatcher(vault, debounce=30.0, max_latency=60.0)
+    stop = threading.Event()
+    batcher.hurry()  # nothing pending: nothing to hurry, and no later batch hurried by it
+    batcher.add(vault / "MEMORY.md")
+    assert batcher.take(stop, 0.05) == set()
+    batcher.hurry()
+    assert batcher.take(stop, 20.0) == {vault / "MEMORY.md"}
+
+
 def test_batcher_take_returns_when_stopped(vault: Path) -> None:
     clock = FakeClock()  # never moves: neither the batch nor the timeout can come due
     batcher = ChangeBatcher(vault, clock=clock)
@@ -418,6 +428,23 @@ def test_heartbeat_and_reader_awareness(vault: Path, watcher: Running) -> None:
     assert state["files_indexed"] == state["files_on_disk"] == 3
     status = ix.status(watcher.config)
     assert status.watcher is not None and status.watcher["alive"]
+
+
+def test_an_in_process_recall_finds_an_edit_a_non_serving_watcher_has_not_indexed_yet(
+    vault: Path, config: Config
+) -> None:
+    """Inside the watcher's debounce window the index lags the file; recall catches up itself."""
+    from vault_tools.recall import recall
+
+    slow = WatchOptions(reconcile_seconds=3600, debounce_ms=60_000, max_latency_ms=60_000, serve=False)
+    with start_watcher(config, slow):
+        wait_for(lambda: ix.watcher_alive(config), "a live heartbeat")
+        with (vault / "memory" / "2026-03-11.md").open("a", encoding="utf-8") as handle:
+            handle.write("- 21:00 Booked the zebrafinch lecture, 量子纠缠 for Friday\n")
+        assert not found(config, "zebrafinch"), "the watcher's batch is still waiting"
+        result = recall(config, "zebrafinch 量子纠缠")
+        assert [hit.text for hit in result.results] == ["Booked the zebrafinch lecture, 量子纠缠 for Friday"]
+        assert result.stale is False
 
 
 def test_one_watcher_per_vault(config: Config, watcher: Running) -> None:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
+TYPE_CHECKING = False  # not typing's: a served recall does not import typing at all (cli.py)
 if TYPE_CHECKING:
+    from typing import Any
+
     from vault_tools.vault import Vault
 
 __version__ = "0.1.0"

@@ -16,11 +16,14 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, is_dataclass
 from pathlib import Path
-from typing import Any
 
 from vault_tools import __version__
 from vault_tools.config import Config, load_config, require_vault, resolve_vault
 from vault_tools.errors import UsageError, VaultError
+
+TYPE_CHECKING = False  # typing is not imported on the served path (see config.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 Handler = Callable[[argparse.Namespace, "Output"], int]
 
@@ -378,7 +381,11 @@ def common_options() -> argparse.ArgumentParser:
     return parent
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line, or (``only``) the top level and that one command.
+
+    Making every command's parser is a few ms of an agent's served ``recall``, which needs one.
+    """
     common = common_options()
     parser = argparse.ArgumentParser(
         prog="vault-tools",
@@ -387,8 +394,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"vault-tools {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    unused = argparse.ArgumentParser(add_help=False, conflict_handler="resolve")  # takes the others' options
 
     def add(name: str, summary: str, handler: Handler) -> argparse.ArgumentParser:
+        if only is not None and name != only:
+            return unused
         command = sub.add_parser(name, help=summary, description=summary, parents=[common])
         command.set_defaults(handler=handler)
         return command
@@ -500,11 +510,27 @@ def build_parser() -> argparse.ArgumentParser:
     schedule = add("schedule", "print a cron line or systemd units that run the heartbeat", cmd_schedule)
     schedule.add_argument("--print", choices=("cron", "systemd"), required=True, help="which to print")
     # Commands of the other modules register here.
+    if only is not None and only not in sub.choices:
+        return build_parser()  # not a command: the whole parser says which ones there are
     return parser
 
 
+def command_named(argv: Sequence[str]) -> str | None:
+    """The command word of ``argv`` (the first word that is not an option or --vault's value)."""
+    words = iter(argv)
+    for word in words:
+        if word == "--vault":
+            next(words, None)
+        elif word == "--":
+            return next(words, None)
+        elif not word.startswith("-"):
+            return word
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(only=command_named(argv))
     args = parser.parse_args(argv)
     out = Output(getattr(args, "json", False))
     handler: Handler | None = getattr(args, "handler", None)

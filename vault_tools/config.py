@@ -17,15 +17,14 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from vault_tools.errors import UsageError, VaultNotFoundError
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 in CI
-    import tomli as tomllib
+# What a served recall imports (cli, config, service) leaves out typing, zoneinfo and tomllib
+# unless they are needed: each costs a few ms of a call that is mostly Python's start-up.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 STATE_DIR = ".vault-tools"
 CONFIG_FILE = "config.toml"
@@ -101,6 +100,8 @@ class Config:
     def tzinfo(self) -> dt.tzinfo | None:
         if not self.timezone:
             return None
+        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
         try:
             return ZoneInfo(self.timezone)
         except (ZoneInfoNotFoundError, ValueError):
@@ -163,6 +164,10 @@ def load_config(vault: Path, env: Mapping[str, str] | None = None) -> Config:
 def read_config_file(path: Path) -> tuple[dict[str, Any], list[str]]:
     if not path.is_file():
         return {}, []
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on 3.10 in CI
+        import tomli as tomllib
     try:
         return tomllib.loads(path.read_text(encoding="utf-8")), []
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:

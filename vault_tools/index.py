@@ -78,7 +78,7 @@ log = logging.getLogger("vault_tools.index")
 #: Bump whenever the fields or what goes into them change: the index is rebuilt on mismatch.
 #: 3: text and section keep no positions (nothing runs phrase queries, and unpickling the
 #: positions was ~95% of the time Whoosh spent reading a posting block).
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 INDEX_DIR = "index"
 META_FILE = "meta.json"
@@ -117,6 +117,7 @@ F_TEXT = "text"  # TEXT stored, no positions: Entry.text (front matter is never 
 F_SPEAKER = "speaker"  # KEYWORD lower-cased: who says the entry ("**Name**: text"), see Entry.speaker
 F_BEFORE = "before"  # TEXT, not stored: the text of the entry before it (see neighbour_texts)
 F_AFTER = "after"  # TEXT, not stored: the text of the entry after it
+F_NEIGHBOURS = "neighbours"  # STORED: the ids of the entries before|after it (what before/after hold)
 F_FILE_HASH = "file_hash"  # STORED: sha256 of the file the entry was read from (doctor compares it)
 F_BLOCK_ID = "block_id"  # ID stored: the Obsidian ^block-id
 F_FIELDS = "fields"  # STORED: JSON object of the entry's [key:: value] inline fields
@@ -146,6 +147,7 @@ def make_schema() -> Any:
             F_SPEAKER: wf.KEYWORD(lowercase=True, scorable=True),
             F_BEFORE: CountedText(analyzer=analyzer, phrase=False),
             F_AFTER: CountedText(analyzer=analyzer, phrase=False),
+            F_NEIGHBOURS: wf.STORED(),
             F_FILE_HASH: wf.STORED(),
             F_BLOCK_ID: wf.ID(stored=True),
             F_FIELDS: wf.STORED(),
@@ -207,10 +209,12 @@ def entry_document(
     after: str | Mapping[str, int] = "",
     *,
     text_terms: Mapping[str, int] | None = None,
+    neighbour_ids: tuple[Sequence[str], Sequence[str]] | None = None,
 ) -> dict[str, Any]:
     """The Whoosh document of one entry; ``before``/``after``: its neighbours' text or term
     counts (see :func:`neighbour_texts`); ``text_terms``: the counts of its own text, when the
-    caller analysed it already."""
+    caller analysed it already; ``neighbour_ids``: the entry ids ``before``/``after`` came from,
+    stored so that an update can tell an unchanged document from one whose neighbours moved."""
     doc: dict[str, Any] = {
         F_ID: entry.id,
         F_PATH: entry.rel_path,
@@ -225,6 +229,8 @@ def entry_document(
     if text_terms is not None:
         doc[F_TEXT] = dict(text_terms)
         doc["_stored_" + F_TEXT] = entry.text
+    if neighbour_ids is not None and any(neighbour_ids):
+        doc[F_NEIGHBOURS] = "|".join(",".join(ids) for ids in neighbour_ids)
     speaker = entry.speaker
     if speaker:
         doc[F_SPEAKER] = speaker
@@ -1476,7 +1482,9 @@ class Index:
                     report.stale_entries += len(docs)
                     stale.add(rel)
                     continue
-                outdated = [d for d in docs if r.stored_fields(d).get(F_FILE_HASH) != rec.sha256]
+                expected = self._expected_documents(rel, rec) or {}
+                stored = [r.stored_fields(d) for d in docs] if expected else []
+                outdated = [f for f in stored if not _same_document(f, expected.get(f.get(F_ID), {}))]
                 if outdated:
                     report.stale_entries += len(outdated)
                     stale.add(rel)
@@ -1487,6 +1495,17 @@ class Index:
                     report.count_mismatches.append(f"{rel}: manifest {rec.entries}, index 0")
         report.stale_paths = sorted(stale)
         report.count_mismatches.sort()
+
+    def _expected_documents(self, rel: str, rec: FileRecord) -> dict[str, dict[str, Any]] | None:
+        """The documents ``rel`` makes as it is on disk, by entry id; None when it is not the version
+        the manifest describes (changed or gone files are reported as such)."""
+        try:
+            note = notes.read_note(self.vault / rel, self.vault)
+        except OSError:
+            return None
+        if note.digest != rec.sha256:
+            return None
+        return {doc[F_ID]: doc for doc in _note_documents(note)}
 
     def _repair_locked(self, before: DoctorReport, report: UpdateReport) -> None:
         manifest = load_manifest(self.dir) or {}
@@ -1690,6 +1709,7 @@ def tiered_merge(max_docs: int, *, force: bool = False) -> Callable[[Any, list[A
     def policy(writer: Any, segments: list[Any]) -> list[Any]:
         from whoosh.reading import SegmentReader
 
+        segments = _live_segments(writer, segments)
         group = merge_group(segments, max_docs)
         if group is None and force and len(segments) > 1:
             group = sorted(segments, key=lambda seg: seg.doc_count_all())[
@@ -1704,6 +1724,14 @@ def tiered_merge(max_docs: int, *, force: bool = False) -> Callable[[Any, list[A
         return [seg for seg in segments if seg not in group]
 
     return policy
+
+
+def _live_segments(writer: Any, segments: list[Any]) -> list[Any]:
+    """A Whoosh merge policy that merges nothing and drops the segments whose every document is
+    deleted (an edited entry deletes its old document; a segment is not dropped by Whoosh
+    itself until it is merged)."""
+    del writer
+    return [seg for seg in segments if seg.doc_count() > 0]
 
 
 def merge_group(segments: list[Any], max_docs: int) -> list[Any] | None:
@@ -1763,8 +1791,11 @@ class _Batch:
                 self.dirty = True
             return
         writer = self._writer()
-        writer.delete_by_term(F_PATH, rel)
-        count = _add_note(writer, note)
+        if force:
+            writer.delete_by_term(F_PATH, rel)
+            count = _add_note(writer, note)
+        else:
+            count = self._put_changed(rel, note)
         self.manifest[rel] = _record(st, note, count)
         self.report.warnings += [str(w) for w in note.warnings]
         if old is None:
@@ -1774,6 +1805,46 @@ class _Batch:
             self.report.entries_removed += old.entries
         self.report.entries_added += count
         self.dirty = True
+
+    def _put_changed(self, rel: str, note: notes.Note) -> int:
+        """Write only the entries of ``rel`` that differ from its live documents; the entry count.
+
+        Re-adding a whole file per save made every save cost as much as the file is long: an
+        agent's daily note or a MEMORY.md of thousands of items took seconds per batch, and
+        each batch left a dead copy of the file in the index. An unchanged entry (same id, same
+        stored fields) keeps its document, which then names the file hash of an earlier version.
+        """
+        writer = self._writer()
+        live = self._live_documents(rel)
+        for doc in _note_documents(note):
+            docnum, stored = live.pop(doc[F_ID], (None, None))
+            if stored is not None and _same_document(stored, doc):
+                continue
+            if docnum is not None:
+                writer.delete_document(docnum)
+            writer.add_document(**doc)
+        for docnum, _stored in live.values():
+            writer.delete_document(docnum)
+        return len({entry.id for entry in note.entries})
+
+    def _live_documents(self, rel: str) -> dict[str, tuple[int, dict[str, Any]]]:
+        """``rel``'s documents as the writer sees them: entry id → (document number, stored fields).
+
+        The writer's own (cached) searcher, so the numbers are the writer's: deleting by number
+        is one call, where ``delete_by_term`` looks the id up in every segment.
+        """
+        writer = self._writer()
+        reader = writer.searcher().reader()
+        if (F_PATH, rel) not in reader:
+            return {}
+        live: dict[str, tuple[int, dict[str, Any]]] = {}
+        for docnum in reader.postings(F_PATH, rel).all_ids():  # deleted documents left out
+            stored = reader.stored_fields(docnum)
+            twin = live.get(str(stored.get(F_ID)))
+            if twin is not None:  # one entry indexed twice (never written so): keep one
+                writer.delete_document(twin[0])
+            live[str(stored.get(F_ID))] = (docnum, stored)
+        return live
 
     def commit(self, index_dir: Path) -> None:
         """Commit the index, then (only then) write the manifest that describes it.
@@ -1787,7 +1858,7 @@ class _Batch:
             if len(self.writer.segments) >= MAX_SEGMENTS:
                 self.writer.commit(mergetype=tiered_merge(max_docs=1024, force=True))
             else:
-                self.writer.commit(merge=False)
+                self.writer.commit(mergetype=_live_segments)
             self.writer = None
         if self.dirty:
             save_manifest(index_dir, self.manifest)
@@ -1798,7 +1869,7 @@ class _Batch:
             self.writer = None
 
 
-def _add_note(writer: Any, note: notes.Note) -> int:
+def _note_documents(note: notes.Note) -> Iterator[dict[str, Any]]:
     entries = note.entries
     counts = [index_term_counts(entry.text) for entry in entries]
     seen: set[str] = set()
@@ -1807,15 +1878,46 @@ def _add_note(writer: Any, note: notes.Note) -> int:
         if entry_id in seen:  # an identical entry twice in one file: same id, same content
             continue
         seen.add(entry_id)
-        document = entry_document(
+        before_ids = [entries[i].id for i in before]
+        after_ids = [entries[i].id for i in after]
+        yield entry_document(
             entry,
             note.digest,
             _summed_counts(counts, before),
             _summed_counts(counts, after),
             text_terms=terms,
+            neighbour_ids=(before_ids, after_ids),
         )
-        writer.add_document(**document)
-    return len(seen)
+
+
+def _add_note(writer: Any, note: notes.Note) -> int:
+    count = 0
+    for doc in _note_documents(note):
+        writer.add_document(**doc)
+        count += 1
+    return count
+
+
+#: Indexed, not stored, and computed from stored fields only: tagpath from tags, speaker from
+#: the text, the neighbours' fields from the neighbours (their ids are stored in F_NEIGHBOURS).
+_DERIVED_FIELDS = frozenset({F_TAGPATH, F_SPEAKER, F_BEFORE, F_AFTER})
+_STORED_AS = "_stored_"
+
+
+def _same_document(stored: Mapping[str, Any], doc: Mapping[str, Any]) -> bool:
+    """Whether ``doc`` indexes exactly what the live document with ``stored`` fields does.
+
+    The file hash aside (it changes with any edit of the file). A field given as term counts
+    compares by its stored text. A field that is neither stored nor derived from stored ones
+    cannot be compared, so a document with one is never the same.
+    """
+    mine: dict[str, Any] = {}
+    for key, value in doc.items():
+        if key.startswith(_STORED_AS):
+            mine[key[len(_STORED_AS) :]] = value
+        elif key != F_FILE_HASH and key not in _DERIVED_FIELDS and f"{_STORED_AS}{key}" not in doc:
+            mine[key] = value
+    return mine == {k: v for k, v in stored.items() if k != F_FILE_HASH}
 
 
 def _summed_counts(counts: Sequence[Mapping[str, int]], which: Sequence[int]) -> dict[str, int]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import functools
 import hashlib
 import os
 import re
@@ -87,12 +88,12 @@ class Entry:
     links: tuple[str, ...]
     visibility: Visibility
 
-    @property
+    @functools.cached_property
     def id(self) -> str:
         """Stable across edits elsewhere in the file: the file plus a hash of this entry's content."""
         return f"{self.rel_path}#{self.content_hash[:12]}"
 
-    @property
+    @functools.cached_property
     def content_hash(self) -> str:
         return hashlib.sha256(self.raw.strip().encode("utf-8")).hexdigest()
 

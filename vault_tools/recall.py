@@ -879,9 +879,11 @@ class Recaller:
     """A warm recall session over one vault: one Whoosh searcher kept open across calls.
 
     ``catch_up`` says when the index is brought up to date with the files before a search:
-    ``"auto"`` (the default: when no live ``vault-tools watch`` keeps it current), ``"always"``
-    (a stat of every note per call), ``"never"`` (new commits are still picked up by refreshing
-    the searcher), or a number of seconds between catch-ups. Use it as a context manager or call
+    ``"auto"`` (the default) and ``"always"`` (a stat of every note per call; with a live
+    ``vault-tools watch`` it finds nothing to do except an edit the watcher has not indexed yet,
+    still inside its debounce window, which it then indexes or waits for), ``"never"`` (new
+    commits are still picked up by refreshing the searcher; for a caller the watcher itself
+    keeps current), or a number of seconds between catch-ups. Use it as a context manager or call
     :meth:`close`. One thread at a time.
     """
 
@@ -917,11 +919,9 @@ class Recaller:
             searcher.close()
 
     def _due(self) -> bool:
-        if self.catch_up == "auto":
-            from vault_tools.index import watcher_alive
-
-            return not watcher_alive(self.config)
-        if self.catch_up == "always":
+        if self.catch_up in ("auto", "always"):
+            # Also with a live watcher: trusting it missed an edit saved inside its debounce
+            # window, and said stale: false (the served path waits for the watcher instead).
             return True
         if self.catch_up == "never":
             return False
@@ -1225,8 +1225,8 @@ def recall(
     and are hard limits. ``as_of`` is "today" for every relative date (default: today in the
     vault's timezone). ``explain`` adds each hit's score parts. ``#private`` entries are left out
     unless ``include_private`` (a person at this machine, direct chat only: they never go to a model). The index is caught up with the
-    files first (unless a live watcher keeps it current); ``stale`` is true when that was not
-    possible. For many calls, keep a :class:`Recaller` instead.
+    files first; ``stale`` is true when that was not possible. For many calls, keep a
+    :class:`Recaller` instead.
     """
     with Recaller(config) as session:
         return session.recall(

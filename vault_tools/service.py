@@ -35,15 +35,16 @@ import socket
 import time
 from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from vault_tools import __version__, errors
 from vault_tools.config import Config
 
+TYPE_CHECKING = False  # typing is not imported on the client path (see config.py)
 if TYPE_CHECKING:
     import socketserver
     import threading
     from collections.abc import Callable
+    from typing import Any
 
     from vault_tools.recall import Recaller
 
@@ -224,14 +225,15 @@ class RecallService:
     def __init__(
         self,
         config: Config,
-        settle: Callable[[float], bool] | None = None,
+        settle: Callable[[float], str | None] | None = None,
         *,
         client_timeout: float = CLIENT_TIMEOUT,
     ) -> None:
         import threading
 
         self.config = config
-        self._settle = settle  # the watcher's wait_indexed: wait for edits it saw to be indexed
+        #: The watcher's wait_indexed: wait for the edits it saw to be indexed; why not, if not.
+        self._settle = settle
         self.client_timeout = client_timeout
         self.path = socket_path(config)
         self._key = settings_key(config)
@@ -363,13 +365,11 @@ class RecallService:
 
         style = params.pop("render", {})
         as_of = params.pop("as_of", None)
-        settled = self._settle is None or self._settle(SETTLE_TIMEOUT)
+        unsettled = self._settle(SETTLE_TIMEOUT) if self._settle is not None else None
         result = self.recaller().recall(**params, as_of=dt.date.fromisoformat(as_of) if as_of else None)
-        if not settled:
+        if unsettled:
             result.stale = True
-            result.warnings.append(
-                f"results may be stale: the watcher is still indexing edits saved in the last {SETTLE_TIMEOUT:g} s"
-            )
+            result.warnings.append(f"results may be stale: {unsettled}")
         text = result.render(color=bool(style.get("color")), explain=bool(params.get("explain")))
         return {"result": result.to_dict(), "text": text, "warnings": list(result.warnings)}
 

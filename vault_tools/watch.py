@@ -5,7 +5,7 @@ Design. The event source and the handler are separate. A watchdog observer feeds
 notes: both ends of a move; nothing under ``.git/``, ``.obsidian/``, ``.trash/``,
 ``.vault-tools/``; no editor temp or swap files) and releases them as one batch after
 ``debounce`` seconds of quiet, or ``max_latency`` seconds after the first event under a steady
-stream. :func:`apply_changes` hands a batch to :meth:`Index.update`, which re-reads exactly those
+stream, or at once when a served recall waits for it. :func:`apply_changes` hands a batch to :meth:`Index.update`, which re-reads exactly those
 files, by content, in one commit. That covers every way a file gets saved (in place,
 temp file + rename, backup-rename, ``sed -i``, ``cp`` over, delete + recreate, moves in and out, a
 ``git checkout`` of hundreds of files) without caring which one it was: the batch says *which*
@@ -31,6 +31,7 @@ from __future__ import annotations
 import contextlib
 import fnmatch
 import logging
+import math
 import os
 import signal
 import threading
@@ -111,6 +112,7 @@ class ChangeBatcher:
         self._paths: set[Path] = set()
         self._first: float | None = None
         self._last: float | None = None
+        self._hurry = False  # somebody waits for what is pending: release it now
         self._cond = threading.Condition()
         self.last_event: float | None = None  # wall-clock time of the last kept event
         self.events = 0
@@ -146,6 +148,13 @@ class ChangeBatcher:
             self._last = now
             self._cond.notify_all()
 
+    def hurry(self) -> None:
+        """Release what is pending without waiting for quiet (a served recall is waiting for it)."""
+        with self._cond:
+            if self._paths:
+                self._hurry = True
+                self._cond.notify_all()
+
     def idle_for(self) -> float:
         """Seconds since the last kept event (infinite before the first), 0 while paths wait."""
         with self._cond:
@@ -165,9 +174,10 @@ class ChangeBatcher:
                 now = self._clock()
                 if self._paths and self._first is not None and self._last is not None:
                     ready_at = min(self._last + self.debounce, self._first + self.max_latency)
-                    if now >= ready_at:
+                    if now >= ready_at or self._hurry:
                         batch, self._paths = self._paths, set()
                         self._first = self._last = None
+                        self._hurry = False
                         self.taken_through = self.events
                         return batch
                     wake = min(ready_at, deadline)
@@ -298,16 +308,25 @@ class Watcher:
         self.memory_inode: int | None = None
         self._indexed = threading.Condition()
         self._indexed_through = 0  # the events whose changes the index holds
+        self._failing = False  # the last batch or reconcile failed (and is retried)
 
-    def wait_indexed(self, timeout: float) -> bool:
-        """Wait until every change observed so far is indexed; False when ``timeout`` s pass first.
+    def wait_indexed(self, timeout: float) -> str | None:
+        """Wait until every change observed so far is indexed; None then, else why not.
 
         What the recall service asks before a search, so an edit saved just before the question
-        is found (at 100k entries indexing a batch takes a few hundred ms).
+        is found (at 100k entries indexing a batch takes a few hundred ms). The wait ends early
+        when indexing fails: the retry would fail the same way, and the caller is told so.
         """
         target = self.batcher.events
         with self._indexed:
-            return self._indexed.wait_for(lambda: self._indexed_through >= target, timeout)
+            if self._indexed_through < target:
+                self.batcher.hurry()
+            self._indexed.wait_for(lambda: self._indexed_through >= target or self._failing, timeout)
+            if self._indexed_through >= target:
+                return None
+            if self._failing:
+                return f"the watcher could not index the latest edits ({self.state.last_error}); see its log"
+        return f"the watcher is still indexing edits saved in the last {timeout:g} s"
 
     # -- observer -----------------------------------------------------------------------------
 
@@ -420,6 +439,7 @@ class Watcher:
             return
         with self._indexed:
             self._indexed_through = max(self._indexed_through, through)
+            self._failing = False
             self._indexed.notify_all()
         self.state.batches += 1
         self.state.last_batch = time.time()
@@ -473,6 +493,9 @@ class Watcher:
         self.state.errors += 1
         self.state.last_error = f"{type(exc).__name__}: {exc}"
         log.warning("will retry: %s", self.state.last_error)
+        with self._indexed:
+            self._failing = True
+            self._indexed.notify_all()
         self.batcher.requeue(batch)
         self.stop.wait(1.0)  # back off a little before the requeued batch comes out again
 
@@ -523,9 +546,9 @@ def run_watch(
     if options.idle_exit_seconds and not options.serve:
         raise ValueError("an idle exit counts recall requests, so it needs the recall service")
     stop = stop_event or threading.Event()
-    lock = locks.try_hold(config, locks.WATCH_LOCK, what="watching")
+    lock = locks.try_hold(config, locks.WATCH_LOCK, what=_lock_role(options))
     if lock is None and not options.idle_exit_seconds:
-        lock = _take_over_from_autostarted(config)
+        lock = _take_over(config)
     if lock is None:
         raise LockedError(
             f"a watcher is already running on {config.vault} "
@@ -549,27 +572,80 @@ def run_watch(
         lock.release()
 
 
-#: How long an explicit ``watch`` waits for an auto-started watcher it asked to stop.
+#: What a watcher writes as the watch lock's owner (locks.write_owner), from the moment it holds
+#: the lock: a watcher someone started is never replaced, one that recall started always is.
+WATCHING = "watching"
+WATCHING_UNTIL_IDLE = "watching until idle (started by recall)"
+#: How long an explicit ``watch`` waits for a background watcher to hand over the lock, and after
+#: how long of that it stops asking (SIGTERM) and kills it (the index survives a kill -9).
 TAKE_OVER_SECONDS = 20.0
+KILL_AFTER_SECONDS = 10.0
 
 
-def _take_over_from_autostarted(config: Config) -> Any:
-    """Stop the watcher ``recall`` started (SIGTERM) and take the watch lock; None if not that case.
+def _lock_role(options: WatchOptions) -> str:
+    return WATCHING_UNTIL_IDLE if options.idle_exit_seconds else WATCHING
 
-    Only a watcher whose ``watch.json`` says it exits when idle, and whose pid is the lock
-    owner's, is asked: a watcher someone started by hand, or a stale file naming a reused pid,
-    is left alone.
+
+def _take_over(config: Config) -> Any:
+    """Take the watch lock from a background watcher at any stage of its life; None when a
+    watcher someone started holds it.
+
+    The lock's owner record says which kind holds it, from the moment it is held, so a watcher
+    still starting (no ``watch.json`` yet) or healing the index is recognised as well as one
+    serving. It is asked to stop (SIGTERM), and killed when it has not let go after
+    :data:`KILL_AFTER_SECONDS`. Anyone else holding the lock briefly (a ``recall`` checking for a
+    watcher, a holder that has not written its record yet) is waited for.
     """
+    deadline = time.monotonic() + TAKE_OVER_SECONDS
+    asked: dict[int, float] = {}
+    while time.monotonic() < deadline:
+        holder = locks.owner(config, locks.WATCH_LOCK)
+        pid, role = holder.get("pid"), holder.get("what")
+        if isinstance(pid, int) and (pid == os.getpid() or _is_our_process(pid)):
+            background = role == WATCHING_UNTIL_IDLE or (role == WATCHING and _says_idle_exit(config, pid))
+            if not background and role == WATCHING:
+                return None
+            if background and pid != os.getpid():
+                _ask_to_stop(pid, asked)
+        lock = locks.try_hold(config, locks.WATCH_LOCK, what=WATCHING, timeout=0.2)
+        if lock is not None:
+            return lock
+    return None
+
+
+def _says_idle_exit(config: Config, pid: int) -> bool:
+    """Whether ``watch.json`` says watcher ``pid`` exits when idle (how an earlier version, whose
+    lock record says only "watching", is known as recall's)."""
     info = read_json(watch_state_path(config))
-    pid = info.get("pid")
-    if not info.get("idle_exit_seconds") or info.get("stopped") or not isinstance(pid, int):
-        return None
-    if locks.owner(config, locks.WATCH_LOCK).get("pid") != pid or not pid_alive(pid):
-        return None
-    log.info("stopping the watcher recall started (pid %d); this one takes over", pid)
-    with contextlib.suppress(OSError):
-        os.kill(pid, signal.SIGTERM)
-    return locks.try_hold(config, locks.WATCH_LOCK, what="watching", timeout=TAKE_OVER_SECONDS)
+    return info.get("pid") == pid and bool(info.get("idle_exit_seconds")) and not info.get("stopped")
+
+
+def _ask_to_stop(pid: int, asked: dict[int, float]) -> None:
+    """SIGTERM ``pid`` the first time; SIGKILL once it has had KILL_AFTER_SECONDS to stop."""
+    now = time.monotonic()
+    if pid not in asked:
+        log.info("stopping the watcher recall started (pid %d); this one takes over", pid)
+        sig: int | None = signal.SIGTERM
+        asked[pid] = now
+    elif now - asked[pid] >= KILL_AFTER_SECONDS:
+        log.warning("the watcher recall started (pid %d) did not stop; killing it", pid)
+        sig = getattr(signal, "SIGKILL", signal.SIGTERM)
+        asked[pid] = math.inf
+    else:
+        sig = None
+    if sig is not None:
+        with contextlib.suppress(OSError):
+            os.kill(pid, sig)
+
+
+def _is_our_process(pid: int) -> bool:
+    """Alive, and (where ``/proc`` says) running vault_tools: a stale record's reused pid is not."""
+    if not pid_alive(pid):
+        return False
+    try:
+        return b"vault_tools" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return not Path("/proc/self").exists()
 
 
 def _exit_when_idle(config: Config, service: RecallService, stop: threading.Event, seconds: float) -> None:
