@@ -113,15 +113,24 @@ def run(
 
 
 def variants() -> dict[str, Tuning]:
-    """The shipped tuning and the ablation: each part of the ranking off (or changed) alone."""
+    """The shipped tuning and the ablation: each part of the ranking off (or as before) alone."""
     base = DEFAULT_TUNING
     return {
         "recall (shipped)": base,
-        "no recency/importance": dataclasses.replace(
-            base, recency_weight=0.0, importance_weight=0.0, memory_boost=1.0
+        "no neighbours": dataclasses.replace(base, before_boost=0.0, after_boost=0.0),
+        "neighbours without the back-off gate": dataclasses.replace(base, context_terms=1, context_floor=0.0),
+        "no speaker match": dataclasses.replace(base, speaker_boost=0.0, speaker_text_factor=1.0),
+        "untimed recency as before (0.25)": dataclasses.replace(base, recency_weight_untimed=0.25),
+        "BM25 b as before (0.75)": dataclasses.replace(base, bm25_b=0.75),
+        "last stop's ranking (all four off)": dataclasses.replace(
+            base,
+            before_boost=0.0,
+            after_boost=0.0,
+            speaker_boost=0.0,
+            speaker_text_factor=1.0,
+            recency_weight_untimed=0.25,
+            bm25_b=0.75,
         ),
-        "no coordination": dataclasses.replace(base, coordination=0.0),
-        "exact word window": dataclasses.replace(base, window_mode="exact"),
     }
 
 
