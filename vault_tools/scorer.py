@@ -131,12 +131,16 @@ class BlockScorer:
         total: Scores = {}
         direct: set[int] = set()
         backed: dict[int, set[tuple[str, ...]]] = {}
+        holders: dict[tuple[str, tuple[str, ...]], set[int]] = {}  # one read of each back-off's field
         for clause in clauses:
             scores = self._clause_scores(clause)
             if clause.unless is None:
                 direct.update(scores)
             else:
-                have = self._clause_scores(Clause(clause.unless, clause.texts))
+                key = (clause.unless, clause.texts)
+                have = holders.get(key)
+                if have is None:
+                    have = holders[key] = set(self._clause_scores(Clause(clause.unless, clause.texts)))
                 scores = {docnum: score for docnum, score in scores.items() if docnum not in have}
                 for docnum in scores:
                     backed.setdefault(docnum, set()).add(clause.texts)
