@@ -55,7 +55,8 @@ from vault_tools.analysis import query_terms, tokenize  # noqa: E402
 from vault_tools.config import Config, load_config  # noqa: E402
 from vault_tools.index import Index  # noqa: E402
 from vault_tools.notes import read_vault  # noqa: E402
-from vault_tools.recall import DEFAULT_TUNING, Recaller, Tuning  # noqa: E402
+from vault_tools.ranking import DEFAULT_TUNING, Tuning  # noqa: E402
+from vault_tools.recall import Recaller  # noqa: E402
 
 K = 10
 SLICES = ("all", "en", "zh", "question", "keyword", "time", "late", "tag", "dup")

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from vault_tools import analysis, notes, recall, timewords
 from vault_tools.errors import UsageError
+from vault_tools.query import parse_query
 
 LONG = os.environ.get("VAULT_TOOLS_LONG") == "1"
 EXAMPLES = 2000 if LONG else 150
@@ -106,7 +107,7 @@ def assert_window_is_sound(query: str, window: timewords.DateWindow | None, rest
 @settings(max_examples=EXAMPLES, deadline=None)
 @given(query=st.one_of(st.text(max_size=80), texts))
 def test_query_parsers_never_raise(query: str) -> None:
-    parsed = recall.parse_query(query, AS_OF)
+    parsed = parse_query(query, AS_OF)
     assert parsed.text == query.strip()
     if parsed.noise is not None:  # noise: nothing is searched
         assert parsed.terms == () and parsed.window is None
@@ -115,7 +116,7 @@ def test_query_parsers_never_raise(query: str) -> None:
     if parsed.terms:  # the terms are those of the keywords, the query less its tags and time phrase
         assert parsed.terms == tuple(t for t in analysis.query_terms(parsed.keywords) if t)
     assert all(tag and not tag.endswith("/") and tag == tag.lower() for tag in parsed.tags)
-    recall.parse_query(query, AS_OF, filtered=True)
+    parse_query(query, AS_OF, filtered=True)
     window, rest = timewords.extract_time_window(query, AS_OF)
     assert_window_is_sound(query, window, rest)
     terms = analysis.query_terms(query)
@@ -138,7 +139,7 @@ def test_time_words_in_noise_keep_their_window(prefix: str, word: str, suffix: s
     window, rest = timewords.extract_time_window(query, AS_OF)
     assert_window_is_sound(query, window, rest)
     assert (window and (window.since, window.until)) == (alone and (alone.since, alone.until)), query
-    parsed = recall.parse_query(query, AS_OF)
+    parsed = parse_query(query, AS_OF)
     assert (parsed.window and (parsed.window.since, parsed.window.until)) == (
         alone and (alone.since, alone.until)
     ), query
@@ -146,7 +147,7 @@ def test_time_words_in_noise_keep_their_window(prefix: str, word: str, suffix: s
     for mixed in (f"{other} {word}", f"{word} {other}"):
         found, left = timewords.extract_time_window(mixed, AS_OF)
         assert_window_is_sound(mixed, found, left)
-        recall.parse_query(mixed, AS_OF)
+        parse_query(mixed, AS_OF)
         analysis.query_terms(mixed)
 
 

@@ -13,17 +13,10 @@ from vault_tools import cli
 from vault_tools.config import Config, load_config
 from vault_tools.errors import UsageError
 from vault_tools.index import Index
-from vault_tools.recall import (
-    Hit,
-    Recaller,
-    RecallResult,
-    Tuning,
-    highlight_spans,
-    mark,
-    noise_reason,
-    parse_query,
-    recall,
-)
+from vault_tools.query import noise_reason, parse_query
+from vault_tools.ranking import Tuning
+from vault_tools.recall import Recaller, recall
+from vault_tools.results import Hit, RecallResult, highlight_spans, mark
 from vault_tools.tokens import count_tokens
 
 AS_OF = dt.date(2026, 3, 2)  # a Monday

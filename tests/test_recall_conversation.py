@@ -20,7 +20,8 @@ from helpers import write
 from vault_tools.config import load_config
 from vault_tools.index import Index, neighbour_texts
 from vault_tools.notes import read_note
-from vault_tools.recall import DEFAULT_TUNING, Recaller, Tuning
+from vault_tools.ranking import DEFAULT_TUNING, Tuning
+from vault_tools.recall import Recaller
 
 AS_OF = dt.date(2026, 6, 30)
 

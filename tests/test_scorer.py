@@ -19,15 +19,11 @@ from helpers import write
 
 from vault_tools import index as ix
 from vault_tools.config import Config, load_config
+from vault_tools.filters import filter_query, resolve_window
 from vault_tools.index import Index
-from vault_tools.recall import (
-    Recaller,
-    filter_query,
-    keyword_parts,
-    keyword_query,
-    parse_query,
-    resolve_window,
-)
+from vault_tools.query import parse_query
+from vault_tools.ranking import keyword_parts, keyword_query
+from vault_tools.recall import Recaller
 from vault_tools.scorer import BlockScorer, Clause, DocFilter
 
 AS_OF = dt.date(2026, 3, 31)

@@ -1,0 +1,281 @@
+"""Ranking: the keyword branches of a query, their weights, and the score of each hit.
+
+A query's terms are OR-ed over an entry's text, its neighbours' text (backing off: see
+:func:`keyword_clauses`), its section heading, its tags and its speaker (BM25F with per-field
+boosts, scored by :mod:`vault_tools.scorer`). The best :attr:`Tuning.pool` hits are then
+re-scored: ``bm25 x coordination x recency x importance x source x window`` (:func:`rescore`).
+Every constant is in :class:`Tuning`, chosen on ``bench/locomo_bench.py`` and
+``bench/recall_bench.py``, which sweep them.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from vault_tools.filters import Window
+    from vault_tools.query import ParsedQuery
+    from vault_tools.scorer import Clause
+
+__all__ = [
+    "DEFAULT_TUNING",
+    "NEIGHBOUR_FIELDS",
+    "Candidate",
+    "KeywordPart",
+    "Tuning",
+    "day_of",
+    "keyword_clauses",
+    "keyword_parts",
+    "keyword_query",
+    "matched_share",
+    "rescore",
+    "sort_day",
+    "speaker_terms",
+]
+
+
+@dataclass(frozen=True)
+class Tuning:
+    """Ranking constants (chosen on ``bench/retrieval_set.py``; the benchmark sweeps them).
+
+    ``window_mode`` says what a time phrase in the question does: ``"exact"`` filters by the
+    window as read; ``"pad"`` filters by the window widened by ``pad_before``/``pad_after`` days;
+    ``"rank"`` does not filter; ``"pad+rank"`` (the default) merges a padded-window search with an
+    unwindowed one. Every mode multiplies a hit ``d`` days outside the window by
+    ``max(outside_floor, outside_window ** d)``.
+    """
+
+    pool: int = 30  # hits re-ranked per search: max(pool, 2 * limit + 10)
+    bm25_b: float = 0.3  # length normalisation (Whoosh BM25F's B): entries are one-liners
+    bm25_k1: float = 1.2
+    text_boost: float = 1.0
+    section_boost: float = 0.3
+    before_boost: float = 0.4  # the entry before it (a question this entry answers)
+    after_boost: float = 0.3  # the entry after it
+    context_terms: int = 2  # query terms the neighbours must share for a hit that matches only through them
+    context_floor: float = 0.35  # ... and the share of the best direct match's score it must reach
+    speaker_boost: float = 1.0  # a name in the query that is who says an entry ("**Name**: ...")
+    later_speaker: float = 0.5  # the speaker boost of every name after the first (the subject)
+    speaker_text_factor: float = 0.3  # the other branches of such a name are scaled by this
+    tag_boost: float = 0.6
+    tag_max_share: float = 0.02
+    coordination: float = 0.3  # weight of the share of the query's terms a hit has
+    recency_weight: float = 0.25  # when the question has time words
+    recency_weight_untimed: float = 0.05  # when it has none: most questions about the past are not about now
+    importance_weight: float = 0.4
+    memory_boost: float = 1.1
+    window_mode: str = "pad+rank"
+    pad_before: int = 1
+    pad_after: int = 3
+    outside_window: float = 0.8  # per day outside the word window
+    outside_floor: float = 0.35  # the least a strong match far outside the word window keeps
+    duplicate_overlap: float = 0.75
+    duplicate_overlap_linked: float = 0.45
+    hit_overhead_tokens: int = 16  # path, line, date and JSON keys around each hit's text
+    browse_pool: int = 500
+
+
+DEFAULT_TUNING = Tuning()
+
+
+#: One OR branch of a query's keywords: (field, term, boost).
+KeywordPart = tuple[str, str, float]
+
+#: The fields that hold an entry's neighbours' text (see :func:`vault_tools.index.neighbour_texts`).
+NEIGHBOUR_FIELDS = ("before", "after")
+
+
+def keyword_parts(parsed: ParsedQuery, tuning: Tuning, searcher: Any = None) -> list[KeywordPart]:
+    """(field, term, boost) of each OR branch of the query's keywords; empty when it only browses.
+
+    The terms go over text, section and tags. With a ``searcher``, a term is matched against
+    section headings and tag names only where it is on at most ``tag_max_share`` of the entries:
+    a heading or tag on everything (``## Work``, ``#work``) ranks nothing and costs a long
+    posting list.
+    """
+    from vault_tools import index as ix
+
+    if not parsed.terms:
+        return []
+    most = tuning.tag_max_share * max(1, searcher.doc_count()) if searcher is not None else math.inf
+
+    def useful(field: str, term: str) -> bool:
+        return searcher is None or 0 < searcher.doc_frequency(field, term) <= most
+
+    speakers = speaker_terms(parsed, searcher) if tuning.speaker_boost > 0 else {}
+    parts: list[KeywordPart] = []
+    for term in parsed.terms:
+        factor = tuning.speaker_text_factor if term in speakers else 1.0
+        parts.append((ix.F_TEXT, term, tuning.text_boost * factor))
+        for field_name, boost in ((ix.F_BEFORE, tuning.before_boost), (ix.F_AFTER, tuning.after_boost)):
+            if boost > 0:
+                parts.append((field_name, term, boost * factor))
+        if tuning.section_boost > 0 and (len(term) == 1 or useful(ix.F_SECTION, term)):
+            parts.append((ix.F_SECTION, term, tuning.section_boost))
+    for rank, word in enumerate(dict.fromkeys(speakers.values())):
+        parts.append(
+            (ix.F_SPEAKER, word, tuning.speaker_boost * (1.0 if rank == 0 else tuning.later_speaker))
+        )
+    if tuning.tag_boost > 0:
+        words = [w for w in dict.fromkeys(parsed.words) if useful(ix.F_TAGS, w)]
+        parts += [(ix.F_TAGS, word, tuning.tag_boost) for word in words]
+    return parts
+
+
+def speaker_terms(parsed: ParsedQuery, searcher: Any) -> dict[str, str]:
+    """Analyzed term -> query word, for the query's words that name who says some entry."""
+    from vault_tools import index as ix
+    from vault_tools.analysis import tokenize
+
+    if searcher is None:
+        return {}
+    found: dict[str, str] = {}
+    for word in dict.fromkeys(parsed.words):
+        if searcher.doc_frequency(ix.F_SPEAKER, word) > 0:
+            for term in tokenize(word):
+                found[term] = word
+    return found
+
+
+def keyword_query(parts: Sequence[KeywordPart]) -> Any:
+    """:func:`keyword_parts` as one Whoosh ``Or`` query; None when the query only browses.
+
+    The neighbours' fields are left out: their back-off rule (see :func:`keyword_clauses`) is
+    the block scorer's, so Whoosh's matchers (the fallback) rank by the entry's own words.
+    """
+    from whoosh.query import Or, Term
+
+    from vault_tools import index as ix
+    from vault_tools.analysis import term_query
+
+    own = [(field, term, boost) for field, term, boost in parts if field not in NEIGHBOUR_FIELDS]
+    if not own:
+        return None
+    return Or(
+        [
+            Term(field, term, boost=boost)
+            if field in (ix.F_TAGS, ix.F_SPEAKER)
+            else term_query(term, field).with_boost(boost)
+            for field, term, boost in own
+        ]
+    )
+
+
+def keyword_clauses(parts: Sequence[KeywordPart], searcher: Any) -> list[Clause]:
+    """:func:`keyword_parts` for :class:`vault_tools.scorer.BlockScorer`: the branches of
+    :func:`keyword_query`.
+
+    A single CJK character stands for itself and every bigram it starts, as in
+    :class:`vault_tools.analysis.CjkCharQuery`. A neighbour's clause backs off: it counts only
+    for entries whose own text lacks the term (see :meth:`vault_tools.scorer.BlockScorer.scores`).
+    """
+    from vault_tools import index as ix
+    from vault_tools.analysis import cjk_char_terms, is_cjk_char
+    from vault_tools.scorer import Clause
+
+    reader = searcher.reader()
+    clauses = []
+    for field_name, term, boost in parts:
+        texts: tuple[str, ...] = (term,)
+        if field_name not in (ix.F_TAGS, ix.F_SPEAKER) and is_cjk_char(term):
+            texts = tuple(cjk_char_terms(reader, field_name, term))
+        unless = ix.F_TEXT if field_name in NEIGHBOUR_FIELDS else None
+        clauses.append(Clause(field_name, texts, boost, unless))
+    return clauses
+
+
+@dataclass
+class Candidate:
+    fields: dict[str, Any]
+    bm25: float
+    matched: float = 1.0  # idf-weighted share of the query's terms this hit contains
+    score: float = 0.0
+    parts: dict[str, float] = field(default_factory=dict)
+    also_in: list[str] = field(default_factory=list)
+    words: frozenset[str] = frozenset()
+
+    @property
+    def place(self) -> str:
+        return f"{self.fields.get('path', '')}:{self.fields.get('start_line', 0)}"
+
+
+def day_of(stored: dict[str, Any]) -> dt.date | None:
+    value = str(stored.get("datetime") or "")
+    try:
+        return dt.date.fromisoformat(value[:10]) if value else None
+    except ValueError:
+        return None
+
+
+def rescore(
+    candidate: Candidate, *, as_of: dt.date, half_life: float, window: Window, tuning: Tuning
+) -> None:
+    """Combine BM25F with recency, importance, source and the word window (see module doc)."""
+    stored = candidate.fields
+    kind = stored.get("kind", "note")
+    day = day_of(stored)
+    weight = (
+        tuning.recency_weight if window.core_since or window.core_until else tuning.recency_weight_untimed
+    )
+    if kind == "memory":
+        recency = 1.0
+    elif day is None:
+        recency = 1.0 - weight / 2
+    else:
+        age = max(0, (as_of - day).days)
+        recency = 1.0 - weight + weight * 0.5 ** (age / half_life)
+    importance = stored.get("importance")
+    value = float(importance) if importance is not None else 0.5
+    value = min(1.0, max(0.0, value)) if math.isfinite(value) else 0.5
+    importance_factor = 1.0 + tuning.importance_weight * (value - 0.5)
+    source = tuning.memory_boost if kind == "memory" else 1.0
+    outside = _days_outside(day, window)
+    window_factor = max(tuning.outside_floor, tuning.outside_window**outside) if outside else 1.0
+    coordination = 1.0 - tuning.coordination + tuning.coordination * candidate.matched
+    candidate.parts = {
+        "bm25": candidate.bm25,
+        "coordination": coordination,
+        "recency": recency,
+        "importance": importance_factor,
+        "source": source,
+        "window": window_factor,
+    }
+    candidate.score = candidate.bm25 * coordination * recency * importance_factor * source * window_factor
+
+
+def matched_share(stored: dict[str, Any], weights: dict[str, float]) -> float:
+    """The share of the query's terms (weighted by idf) found in a hit's text, section or tags."""
+    from vault_tools.analysis import tokenize
+
+    total = sum(weights.values())
+    if not total:
+        return 1.0
+    text = f"{stored.get('text', '')} {stored.get('section', '')} {str(stored.get('tags') or '').replace(',', ' ')}"
+    have = set(tokenize(text))
+    found = 0.0
+    for term, weight in weights.items():
+        if term in have or (len(term) == 1 and any(t.startswith(term) for t in have)):
+            found += weight
+    return found / total
+
+
+def sort_day(stored: dict[str, Any]) -> int:
+    day = day_of(stored)
+    return day.toordinal() if day else 0
+
+
+def _days_outside(day: dt.date | None, window: Window) -> int:
+    """How many days ``day`` lies outside the word window (0 inside, or when there is none)."""
+    if window.core_since is None and window.core_until is None:
+        return 0
+    if day is None:
+        return 3  # an undated note cannot be placed in time: rank it like a near miss
+    if window.core_since is not None and day < window.core_since:
+        return (window.core_since - day).days
+    if window.core_until is not None and day > window.core_until:
+        return (day - window.core_until).days
+    return 0
