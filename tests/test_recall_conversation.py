@@ -231,3 +231,10 @@ def test_an_edit_updates_the_neighbours_of_the_entry_it_changed(tmp_path: Path) 
     index.update([path])
     assert "**Ana**: Sencha, every morning." in found("coffee like")
     assert "**Ana**: Sencha, every morning." not in found("tea like")
+
+
+def test_a_speaker_already_in_bold_is_not_marked_twice() -> None:
+    from vault_tools.results import mark
+
+    assert mark("**Ana**: Ana paints", ["ana", "paint"], "**", "**") == "**Ana**: **Ana** **paints**"
+    assert mark("**Ana**: hi", ["ana"], "<b>", "</b>") == "**<b>Ana</b>**: hi"

@@ -206,10 +206,13 @@ def highlight_spans(text: str, terms: Iterable[str]) -> list[tuple[int, int]]:
 
 
 def mark(text: str, terms: Iterable[str], on: str, off: str) -> str:
-    """``text`` with every matched span wrapped in ``on``/``off``."""
+    """``text`` with every matched span wrapped in ``on``/``off`` (unless it already is: a
+    transcript's ``**Name**:`` stays as written, not ``****Name****``)."""
     out: list[str] = []
     last = 0
     for start, end in highlight_spans(text, terms):
+        if text[max(0, start - len(on)) : start] == on and text[end : end + len(off)] == off:
+            continue
         out += [text[last:start], on, text[start:end], off]
         last = end
     out.append(text[last:])
