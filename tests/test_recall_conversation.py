@@ -18,7 +18,7 @@ import pytest
 from helpers import write
 
 from vault_tools.config import load_config
-from vault_tools.index import Index, neighbour_texts
+from vault_tools.index import Index, neighbours
 from vault_tools.notes import read_note
 from vault_tools.ranking import DEFAULT_TUNING, Tuning
 from vault_tools.recall import Recaller
@@ -136,13 +136,20 @@ def test_neighbours_stay_inside_their_section_and_memory_items_have_none(tmp_pat
     vault = tmp_path / "v"
     path = write(vault / "memory" / "2026-03-04.md", TRANSCRIPT)
     note = read_note(path, vault)
-    pairs = dict(zip((e.text for e in note.entries), neighbour_texts(note.entries), strict=True))
+    entries = note.entries
+
+    def texts_of(which: list[int]) -> str:
+        return " ".join(entries[i].text for i in which)
+
+    pairs = {
+        e.text: (texts_of(b), texts_of(a)) for e, (b, a) in zip(entries, neighbours(entries), strict=True)
+    }
     before, after = pairs["**Ana**: Lovely, send me the photos."]
     assert "Lake Tahoe" in before and "novella" not in before and after == ""  # two back, not three
     assert pairs["**Ben**: 你最喜欢哪种咖啡？"][0] == ""  # the first turn of session 2
     memory = write(vault / "MEMORY.md", "# Memory\n\n- Ana writes fiction\n- Ben likes painting\n")
     items = read_note(memory, vault).entries
-    assert neighbour_texts(items) == [("", ""), ("", "")]
+    assert neighbours(items) == [([], []), ([], [])]
 
 
 def test_a_name_in_the_question_prefers_what_that_person_said(session: Recaller) -> None:

@@ -115,8 +115,8 @@ F_TAGPATH = "tagpath"  # KEYWORD: every prefix of every tag ("a", "a/b"): filter
 F_IMPORTANCE = "importance"  # NUMERIC float stored, untiered: few distinct values (absent when unset)
 F_TEXT = "text"  # TEXT stored, no positions: Entry.text (front matter is never body text)
 F_SPEAKER = "speaker"  # KEYWORD lower-cased: who says the entry ("**Name**: text"), see Entry.speaker
-F_BEFORE = "before"  # TEXT, not stored: the text of the entry before it (see neighbour_texts)
-F_AFTER = "after"  # TEXT, not stored: the text of the entry after it
+F_BEFORE = "before"  # TEXT, not stored: the text of the entries before it (see neighbours)
+F_AFTER = "after"  # TEXT, not stored: the text of the entries after it
 F_NEIGHBOURS = "neighbours"  # STORED: the ids of the entries before|after it (what before/after hold)
 F_FILE_HASH = "file_hash"  # STORED: sha256 of the file the entry was read from (doctor compares it)
 F_BLOCK_ID = "block_id"  # ID stored: the Obsidian ^block-id
@@ -212,7 +212,7 @@ def entry_document(
     neighbour_ids: tuple[Sequence[str], Sequence[str]] | None = None,
 ) -> dict[str, Any]:
     """The Whoosh document of one entry; ``before``/``after``: its neighbours' text or term
-    counts (see :func:`neighbour_texts`); ``text_terms``: the counts of its own text, when the
+    counts (see :func:`neighbours`); ``text_terms``: the counts of its own text, when the
     caller analysed it already; ``neighbour_ids``: the entry ids ``before``/``after`` came from,
     stored so that an update can tell an unchanged document from one whose neighbours moved."""
     doc: dict[str, Any] = {
@@ -1958,14 +1958,6 @@ def neighbours(entries: Sequence[notes.Entry]) -> list[tuple[list[int], list[int
             )
         )
     return out
-
-
-def neighbour_texts(entries: Sequence[notes.Entry]) -> list[tuple[str, str]]:
-    """(text before, text after) of each entry: its :func:`neighbours`' text, a line each."""
-    return [
-        ("\n".join(entries[j].text for j in before), "\n".join(entries[j].text for j in after))
-        for before, after in neighbours(entries)
-    ]
 
 
 def _is_neighbour(entry: notes.Entry, other: notes.Entry) -> bool:

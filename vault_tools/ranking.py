@@ -85,7 +85,7 @@ DEFAULT_TUNING = Tuning()
 #: One OR branch of a query's keywords: (field, term, boost).
 KeywordPart = tuple[str, str, float]
 
-#: The fields that hold an entry's neighbours' text (see :func:`vault_tools.index.neighbour_texts`).
+#: The fields that hold an entry's neighbours' text (see :func:`vault_tools.index.neighbours`).
 NEIGHBOUR_FIELDS = ("before", "after")
 
 
