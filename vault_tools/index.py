@@ -54,6 +54,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import hashlib
 import json
 import logging
 import math
@@ -117,7 +118,7 @@ F_TEXT = "text"  # TEXT stored, no positions: Entry.text (front matter is never 
 F_SPEAKER = "speaker"  # KEYWORD lower-cased: who says the entry ("**Name**: text"), see Entry.speaker
 F_BEFORE = "before"  # TEXT, not stored: the text of the entries before it (see neighbours)
 F_AFTER = "after"  # TEXT, not stored: the text of the entries after it
-F_NEIGHBOURS = "neighbours"  # STORED: the ids of the entries before|after it (what before/after hold)
+F_NEIGHBOURS = "neighbours"  # STORED: a hash of the ids of the entries before|after it (what they hold)
 F_FILE_HASH = "file_hash"  # STORED: sha256 of the file the entry was read from (doctor compares it)
 F_BLOCK_ID = "block_id"  # ID stored: the Obsidian ^block-id
 F_FIELDS = "fields"  # STORED: JSON object of the entry's [key:: value] inline fields
@@ -230,7 +231,8 @@ def entry_document(
         doc[F_TEXT] = dict(text_terms)
         doc["_stored_" + F_TEXT] = entry.text
     if neighbour_ids is not None and any(neighbour_ids):
-        doc[F_NEIGHBOURS] = "|".join(",".join(ids) for ids in neighbour_ids)
+        joined = "|".join(",".join(ids) for ids in neighbour_ids)
+        doc[F_NEIGHBOURS] = hashlib.blake2b(joined.encode("utf-8"), digest_size=8).hexdigest()
     speaker = entry.speaker
     if speaker:
         doc[F_SPEAKER] = speaker
