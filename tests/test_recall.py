@@ -592,3 +592,21 @@ def test_a_fresh_vault_with_no_entries_answers_every_query_with_nothing(
         assert result.results == [] and not result.stale
     assert cli.main(["recall", query, "--vault", str(vault), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["results"] == []
+
+
+def test_recall_still_exports_the_names_it_had_before_the_split() -> None:
+    """recall.py was split into query, filters, ranking and results; code that imported these from
+    vault_tools.recall keeps working and gets the very same objects."""
+    import vault_tools.recall as recall_module
+    from vault_tools import query, ranking, results
+
+    moved = {
+        "Hit": results.Hit,
+        "RecallResult": results.RecallResult,
+        "highlight_spans": results.highlight_spans,
+        "Tuning": ranking.Tuning,
+        "DEFAULT_TUNING": ranking.DEFAULT_TUNING,
+        "parse_query": query.parse_query,
+    }
+    assert {name: getattr(recall_module, name, None) for name in moved} == moved
+    assert set(moved) | {"Recaller", "recall"} <= set(recall_module.__all__)

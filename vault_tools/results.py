@@ -61,7 +61,8 @@ class Hit:
 
 @dataclass
 class RecallResult:
-    """What :func:`recall` found, with the filters it applied and anything the caller should know."""
+    """What :func:`vault_tools.recall.recall` found, with the filters it applied and anything the
+    caller should know."""
 
     query: str
     filters: dict[str, Any]
