@@ -131,11 +131,16 @@ class BlockScorer:
         total: Scores = {}
         direct: set[int] = set()
         backed: dict[int, set[tuple[str, ...]]] = {}
-        holders: dict[tuple[str, tuple[str, ...]], set[int]] = {}  # one read of each back-off's field
+        # The documents holding each back-off's texts: taken from the direct clause that scores
+        # them anyway (the entry's own text), read only when there is none.
+        needed = {(c.unless, c.texts) for c in clauses if c.unless is not None}
+        holders: dict[tuple[str, tuple[str, ...]], set[int]] = {}
         for clause in clauses:
             scores = self._clause_scores(clause)
             if clause.unless is None:
                 direct.update(scores)
+                if (clause.field, clause.texts) in needed:
+                    holders[(clause.field, clause.texts)] = set(scores)  # before _summed reuses it
             else:
                 key = (clause.unless, clause.texts)
                 have = holders.get(key)
