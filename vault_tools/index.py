@@ -118,6 +118,7 @@ F_TEXT = "text"  # TEXT stored, no positions: Entry.text (front matter is never 
 F_SPEAKER = "speaker"  # KEYWORD lower-cased: who says the entry ("**Name**: text"), see Entry.speaker
 F_BEFORE = "before"  # TEXT, not stored: the text of the entries before it (see neighbours)
 F_AFTER = "after"  # TEXT, not stored: the text of the entries after it
+NEIGHBOUR_FIELDS = (F_BEFORE, F_AFTER)  # what an entry's neighbours' text is indexed in
 F_NEIGHBOURS = "neighbours"  # STORED: a hash of the ids of the entries before|after it (what they hold)
 F_FILE_HASH = "file_hash"  # STORED: sha256 of the file the entry was read from (doctor compares it)
 F_BLOCK_ID = "block_id"  # ID stored: the Obsidian ^block-id
@@ -1902,7 +1903,7 @@ def _add_note(writer: Any, note: notes.Note) -> int:
 
 #: Indexed, not stored, and computed from stored fields only: tagpath from tags, speaker from
 #: the text, the neighbours' fields from the neighbours (their ids are stored in F_NEIGHBOURS).
-_DERIVED_FIELDS = frozenset({F_TAGPATH, F_SPEAKER, F_BEFORE, F_AFTER})
+_DERIVED_FIELDS = frozenset({F_TAGPATH, F_SPEAKER, *NEIGHBOUR_FIELDS})
 _STORED_AS = "_stored_"
 
 

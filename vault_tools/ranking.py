@@ -23,7 +23,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_TUNING",
-    "NEIGHBOUR_FIELDS",
     "Candidate",
     "KeywordPart",
     "Tuning",
@@ -84,9 +83,6 @@ DEFAULT_TUNING = Tuning()
 
 #: One OR branch of a query's keywords: (field, term, boost).
 KeywordPart = tuple[str, str, float]
-
-#: The fields that hold an entry's neighbours' text (see :func:`vault_tools.index.neighbours`).
-NEIGHBOUR_FIELDS = ("before", "after")
 
 
 def keyword_parts(parsed: ParsedQuery, tuning: Tuning, searcher: Any = None) -> list[KeywordPart]:
@@ -152,7 +148,7 @@ def keyword_query(parts: Sequence[KeywordPart]) -> Any:
     from vault_tools import index as ix
     from vault_tools.analysis import term_query
 
-    own = [(field, term, boost) for field, term, boost in parts if field not in NEIGHBOUR_FIELDS]
+    own = [(field, term, boost) for field, term, boost in parts if field not in ix.NEIGHBOUR_FIELDS]
     if not own:
         return None
     return Or(
@@ -183,7 +179,7 @@ def keyword_clauses(parts: Sequence[KeywordPart], searcher: Any) -> list[Clause]
         texts: tuple[str, ...] = (term,)
         if field_name not in (ix.F_TAGS, ix.F_SPEAKER) and is_cjk_char(term):
             texts = tuple(cjk_char_terms(reader, field_name, term))
-        unless = ix.F_TEXT if field_name in NEIGHBOUR_FIELDS else None
+        unless = ix.F_TEXT if field_name in ix.NEIGHBOUR_FIELDS else None
         clauses.append(Clause(field_name, texts, boost, unless))
     return clauses
 
