@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 
 def write(path: Path, text: str) -> Path:
@@ -54,3 +56,23 @@ def read_steps(stdout: Iterable[str], wanted: int) -> list[str]:
             if len(steps) >= wanted:
                 break
     return steps
+
+
+def watch_in_thread(
+    config: Any, options: Any
+) -> tuple[threading.Thread, threading.Event, list[BaseException]]:
+    """``run_watch`` as a person's ``vault-tools watch`` in a daemon thread: (thread, stop, errors)."""
+    from vault_tools.watch import run_watch
+
+    stop = threading.Event()
+    errors: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            run_watch(config, stop_event=stop, options=options, handle_signals=False)
+        except BaseException as exc:
+            errors.append(exc)
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    return thread, stop, errors

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import wait_for, write
+from helpers import wait_for, watch_in_thread, write
 
 from vault_tools import cli, service
 from vault_tools.config import Config, RecallConfig, load_config
@@ -582,21 +582,6 @@ time.sleep(120)
 """
 
 
-def explicit_watch(config: Config) -> tuple[threading.Thread, threading.Event, list[BaseException]]:
-    stop = threading.Event()
-    errors: list[BaseException] = []
-
-    def target() -> None:
-        try:
-            run_watch(config, stop_event=stop, options=FAST, handle_signals=False)
-        except BaseException as exc:
-            errors.append(exc)
-
-    thread = threading.Thread(target=target, daemon=True)
-    thread.start()
-    return thread, stop, errors
-
-
 @pytest.mark.parametrize("behaviour", ["starting", "stubborn", "earlier-version"])
 def test_an_explicit_watch_takes_over_from_a_background_watcher_at_any_stage(
     vault: Path, behaviour: str, monkeypatch: pytest.MonkeyPatch
@@ -610,7 +595,7 @@ def test_an_explicit_watch_takes_over_from_a_background_watcher_at_any_stage(
     )
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
-        thread, stop, errors = explicit_watch(config)
+        thread, stop, errors = watch_in_thread(config, FAST)
         try:
             holder.wait(timeout=30)
             wait_for(lambda: probe(config) is not None or bool(errors), "the explicit watcher to serve", 30)
@@ -636,7 +621,7 @@ def test_an_explicit_watch_takes_over_from_a_background_watcher_at_any_stage(
 def test_an_explicit_watch_right_after_the_first_recall_ends_up_the_one_watcher(autostart: Config) -> None:
     """Whether the background watcher has the lock yet or not, with recall callers all along."""
     assert service.start_in_background(autostart) is not None
-    thread, stop, errors = explicit_watch(autostart)
+    thread, stop, errors = watch_in_thread(autostart, FAST)
     answers: list[str] = []
     try:
         while not (probe(autostart) is not None and not background_watchers(autostart.vault)):

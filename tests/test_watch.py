@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from helpers import wait_for, write
+from helpers import wait_for, watch_in_thread, write
 
 from vault_tools import index as ix
 from vault_tools.config import Config, load_config
@@ -621,18 +621,8 @@ def test_watcher_readers_and_a_writer_together(vault: Path, config: Config, tmp_
 def test_a_watcher_started_by_hand_exits_once_when_its_vault_folder_is_deleted(
     config: Config, caplog: pytest.LogCaptureFixture
 ) -> None:
-    stop = threading.Event()
-    errors: list[BaseException] = []
-
-    def target() -> None:
-        try:
-            run_watch(config, stop_event=stop, options=FAST, handle_signals=False)
-        except BaseException as exc:
-            errors.append(exc)
-
     started = time.time()
-    thread = threading.Thread(target=target, daemon=True)
-    thread.start()
+    thread, stop, errors = watch_in_thread(config, FAST)
     wait_for(
         lambda: float(ix.read_json(ix.watch_state_path(config)).get("last_reconcile") or 0) >= started,
         "the first reconcile",
