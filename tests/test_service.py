@@ -208,10 +208,8 @@ def test_a_saved_entry_is_served_once_the_watcher_indexed_it(served: Config) -> 
     wait_for(served_hit, "the new entry in a served recall")
 
 
-def test_an_edit_saved_just_before_a_served_recall_is_found(
-    vault: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The service waits for the batch holding an edit the watcher saw; a slow batch is flagged."""
+def recorded_watchers(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """The watchers run_watch makes from now on in this test, in order."""
     from vault_tools import watch
 
     watchers: list[watch.Watcher] = []
@@ -222,6 +220,15 @@ def test_an_edit_saved_just_before_a_served_recall_is_found(
             watchers.append(self)
 
     monkeypatch.setattr(watch, "Watcher", Recorded)
+    return watchers
+
+
+def test_an_edit_saved_just_before_a_served_recall_is_found(
+    vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The service waits for the batch holding an edit the watcher saw; a slow batch is flagged."""
+
+    watchers = recorded_watchers(monkeypatch)
     config = load_config(vault)
     slow = replace(FAST, debounce_ms=1500, max_latency_ms=3000)  # the batch is still waiting when asked
     stop = threading.Event()
@@ -255,7 +262,6 @@ def test_a_served_recall_does_not_wait_for_a_watcher_whose_batches_fail(
     vault: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """It answers from what is indexed, stale, and says why (not "still indexing" after 5 s)."""
-    from vault_tools import watch
     from vault_tools.index import Index
 
     config = load_config(vault)
@@ -268,14 +274,7 @@ def test_a_served_recall_does_not_wait_for_a_watcher_whose_batches_fail(
         return real_update(self, paths, **kwargs)
 
     monkeypatch.setattr(Index, "update", update)
-    watchers: list[watch.Watcher] = []
-
-    class Recorded(watch.Watcher):
-        def __init__(self, *args: Any, **kwargs: Any) -> None:
-            super().__init__(*args, **kwargs)
-            watchers.append(self)
-
-    monkeypatch.setattr(watch, "Watcher", Recorded)
+    watchers = recorded_watchers(monkeypatch)
     with serving(config):
         wait_for(lambda: probe(config) is not None, "the recall service")
         broken.set()
