@@ -19,7 +19,7 @@ import pytest
 from helpers import write
 
 from vault_tools import index as ix
-from vault_tools import locks
+from vault_tools import index_builder, index_writer, locks
 from vault_tools.config import Config, load_config
 from vault_tools.index import (
     F_DAY,
@@ -352,11 +352,11 @@ def test_updates_do_not_merge_and_maintain_merges_by_size_class(
         pass
     assert len(search(idx, "marmot")) == 9
     assert idx.doctor().ok
-    monkeypatch.setattr(ix, "MAX_SEGMENTS", segment_count(idx) + 1)
+    monkeypatch.setattr(index_writer, "MAX_SEGMENTS", segment_count(idx) + 1)
     for i in range(6):
         write(path, f"- 08:00 more edits {i} of the marmot note\n")
         idx.update([path])
-        assert segment_count(idx) <= ix.MAX_SEGMENTS  # a commit past the limit merges in line
+        assert segment_count(idx) <= index_writer.MAX_SEGMENTS  # a commit past the limit merges in line
     assert [e.text for e in search(idx, "marmot")] == ["more edits 5 of the marmot note"]
 
 
@@ -835,7 +835,7 @@ def test_parallel_build_workers_keep_their_own_sort_runs(
             vault / "memory" / f"2026-02-{day:02d}.md",
             "".join(f"- 0{i % 10}:00 word{day}x{i} 花生{i} 汉堡 demo {i * day}\n" for i in range(60)),
         )
-    monkeypatch.setattr(ix, "BUILD_LIMIT_MB", 0.02)  # a few hundred postings per run
+    monkeypatch.setattr(index_builder, "BUILD_LIMIT_MB", 0.02)  # a few hundred postings per run
     report = Index(config, build_workers=2).rebuild()
     assert "parallel build failed" not in caplog.text
     assert report.rebuilt and json.loads((Index(config).dir / ix.META_FILE).read_text())["build_workers"] == 2
@@ -941,3 +941,28 @@ def test_a_search_that_fails_is_logged_before_the_retry(idx: Index, caplog: pyte
         assert idx.read(flaky) == idx.entry_count() > 0
     assert len(calls) == 2
     assert f"{idx.dir}: a search failed (RuntimeError: a segment vanished mid-read)" in caplog.text
+
+
+def test_index_still_exports_the_names_it_had_before_the_split() -> None:
+    """index.py was split into index_documents, index_manifest, index_writer, index_builder,
+    index_healing and index_doctor; code that imports from vault_tools.index keeps working and gets
+    the very same objects."""
+    from vault_tools import index_doctor, index_documents, index_healing, index_manifest
+
+    moved = {
+        "SCHEMA_VERSION": index_documents.SCHEMA_VERSION,
+        "IndexedEntry": index_documents.IndexedEntry,
+        "neighbours": index_documents.neighbours,
+        "entry_document": index_documents.entry_document,
+        "FileRecord": index_manifest.FileRecord,
+        "read_json": index_manifest.read_json,
+        "scan_note_stats": index_manifest.scan_note_stats,
+        "UpdateReport": index_writer.UpdateReport,
+        "tiered_merge": index_writer.tiered_merge,
+        "build_worker_main": index_builder.build_worker_main,
+        "IndexBusyError": index_healing.IndexBusyError,
+        "DoctorReport": index_doctor.DoctorReport,
+    }
+    assert {name: getattr(ix, name, None) for name in moved} == moved
+    assert set(moved) <= set(ix.__all__)
+    assert all(hasattr(ix, name) for name in ix.__all__)

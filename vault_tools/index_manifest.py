@@ -1,0 +1,230 @@
+"""What is indexed, file by file: the manifest, and the scan of the notes on disk it is compared with.
+
+``<vault>/.vault-tools/index/`` holds the Whoosh index, ``meta.json`` (schema and analyzer
+versions) and ``manifest.json``: for every indexed file its size, mtime, sha256, entry count and
+read warnings (:class:`FileRecord`). The manifest is the truth about what is indexed, and it is
+written (atomically) only after the index commit it describes. :func:`scan_note_stats` stats
+every note in one pass; a file whose mtime is within :data:`RACY_SECONDS` of when it was recorded
+is re-hashed next time (an edit in the same clock tick with the same size would otherwise be
+missed).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat as stat_module
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from vault_tools import notes
+
+INDEX_DIR = "index"
+META_FILE = "meta.json"
+MANIFEST_FILE = "manifest.json"
+LOCK_NAME = "index"
+#: A file modified this close to when it was recorded is re-hashed on the next update.
+RACY_SECONDS = 2.0
+
+
+# ---------------------------------------------------------------------------------------------
+# Manifest
+
+
+@dataclass(frozen=True)
+class FileRecord:
+    """What the index holds for one file, and the file's stat when it was read."""
+
+    size: int
+    mtime_ns: int
+    sha256: str
+    entries: int
+    seen_ns: int  # when the stat was taken: decides whether the mtime is too recent to trust
+    warnings: tuple[str, ...] = ()
+
+    def same_stat(self, st: os.stat_result) -> bool:
+        return self.size == st.st_size and self.mtime_ns == st.st_mtime_ns
+
+    @property
+    def racy(self) -> bool:
+        return self.seen_ns - self.mtime_ns < RACY_SECONDS * 1e9
+
+    def to_json(self) -> list[Any]:
+        return [self.size, self.mtime_ns, self.sha256, self.entries, self.seen_ns, list(self.warnings)]
+
+    @classmethod
+    def from_json(cls, raw: list[Any]) -> FileRecord:
+        size, mtime_ns, sha256, entries, seen_ns, warnings = raw
+        return cls(
+            int(size), int(mtime_ns), str(sha256), int(entries), int(seen_ns), tuple(map(str, warnings))
+        )
+
+
+MANIFEST_VERSION = 1
+
+
+def load_manifest(index_dir: Path) -> dict[str, FileRecord] | None:
+    """The manifest of the index in ``index_dir``; None when missing or unreadable."""
+    try:
+        data = json.loads((index_dir / MANIFEST_FILE).read_text(encoding="utf-8"))
+        if data.get("version") != MANIFEST_VERSION:
+            return None
+        return {str(rel): FileRecord.from_json(raw) for rel, raw in data["files"].items()}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+def save_manifest(index_dir: Path, files: Mapping[str, FileRecord]) -> None:
+    data = {"version": MANIFEST_VERSION, "files": {rel: files[rel].to_json() for rel in sorted(files)}}
+    write_json_atomic(index_dir / MANIFEST_FILE, data)
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    """Write JSON with a temp file + os.replace (no fsync: state files are disposable)."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(data, ensure_ascii=False, separators=(",", ":")), encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def read_json(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+# ---------------------------------------------------------------------------------------------
+# Which paths are notes
+
+
+def is_note_rel(rel: str) -> bool:
+    """Whether a vault-relative POSIX path is one :func:`notes.iter_note_paths` would yield."""
+    if rel in notes.MEMORY_FILE_NAMES:
+        return True
+    parts = rel.split("/")
+    if len(parts) < 2 or parts[0] != "memory" or not parts[-1].endswith(".md") or parts[-1].startswith("."):
+        return False
+    return not any(p in notes.IGNORED_DIRS or p.startswith(".") for p in parts[1:-1])
+
+
+def is_note_dir_rel(rel: str) -> bool:
+    """Whether a vault-relative directory may hold notes (the vault, ``memory/`` and its subfolders)."""
+    if rel in ("", "."):
+        return True
+    parts = rel.split("/")
+    if parts[0] != "memory":
+        return False
+    return not any(p in notes.IGNORED_DIRS or p.startswith(".") for p in parts[1:])
+
+
+#: Every note by its relative POSIX path: its path as a string (a ``Path`` per note costs
+#: 20 µs, a tenth of a catch-up check at 1,000 notes) and its stat.
+Scan = dict[str, tuple[str, os.stat_result]]
+
+
+def scan_notes(vault: Path, warnings: list[notes.Warning_] | None = None) -> dict[str, Path]:
+    """Every note of the vault by its relative POSIX path."""
+    return {rel: Path(path) for rel, (path, _st) in scan_note_stats(vault, warnings).items()}
+
+
+def _scan_memory_files(vault: Path, warnings: list[notes.Warning_] | None) -> Scan:
+    """MEMORY.md / memory.md (:func:`notes.memory_file_paths`), with their stats."""
+    found: Scan = {}
+    for path in notes.memory_file_paths(vault, warnings):
+        try:
+            found[path.name] = (str(path), path.stat())
+        except OSError as exc:
+            _unreadable(path, exc, warnings)
+    return found
+
+
+UNREADABLE = "could not be read"
+
+
+def _unreadable(path: Path | str, exc: OSError, warnings: list[notes.Warning_] | None) -> None:
+    """Say that a note or folder was skipped because it could not be read (gone is not worth a word)."""
+    if warnings is not None and not isinstance(exc, FileNotFoundError):
+        warnings.append(notes.Warning_(Path(path), f"{UNREADABLE} ({exc.strerror or exc}); skipped"))
+
+
+def scan_note_stats(vault: Path, warnings: list[notes.Warning_] | None = None) -> Scan:
+    """Every note with its stat, in one pass: the same files as :func:`notes.iter_note_paths`.
+
+    ``os.scandir`` gives each name and its type without a syscall, and only symlinks are
+    resolved (to skip those that leave the vault), so 1,000 notes take a few milliseconds
+    rather than the ~60 ms of resolving every path.
+    """
+    root: Path | None = None
+
+    def inside(path: Path) -> bool:
+        nonlocal root
+        root = root or vault.resolve()
+        return notes.inside_vault(path, root, warnings)
+
+    found = _scan_memory_files(vault, warnings)
+    memory = vault / "memory"
+    linked = memory.is_symlink()
+    stack = [("memory", memory)]
+    while stack:
+        rel_dir, folder = stack.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError as exc:
+            _unreadable(folder, exc, warnings)
+            continue
+        for entry in entries:
+            name = entry.name
+            if entry.is_dir(follow_symlinks=False):
+                if name not in notes.IGNORED_DIRS and not name.startswith("."):
+                    stack.append((f"{rel_dir}/{name}", Path(entry.path)))
+                continue
+            if not name.endswith(".md") or name.startswith("."):
+                continue
+            try:
+                st = entry.stat()
+            except OSError as exc:
+                _unreadable(entry.path, exc, warnings)
+                continue
+            if not stat_module.S_ISREG(st.st_mode):
+                continue
+            if (linked or entry.is_symlink()) and not inside(Path(entry.path)):
+                continue
+            found[f"{rel_dir}/{name}"] = (entry.path, st)
+    return found
+
+
+def unchanged(record: FileRecord | None, path: Path) -> bool:
+    """Same size and mtime as recorded, and recorded long enough after the mtime to trust it."""
+    if record is None or record.racy:
+        return False
+    try:
+        return record.same_stat(path.stat())
+    except OSError:
+        return False
+
+
+def file_record(st: os.stat_result, note: notes.Note, entries: int) -> FileRecord:
+    return FileRecord(
+        size=st.st_size,
+        mtime_ns=st.st_mtime_ns,
+        sha256=note.digest,
+        entries=entries,
+        seen_ns=time.time_ns(),
+        warnings=tuple(w.message if w.line is None else f"line {w.line}: {w.message}" for w in note.warnings),
+    )
+
+
+def file_sha256(path: Path, *, strict: bool = False) -> str | None:
+    """The file's sha256; None when it cannot be read (``strict``: raise instead)."""
+    import hashlib
+
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        if strict:
+            raise
+        return None

@@ -1,0 +1,475 @@
+"""Writing changes into the index: the incremental update of changed files, and segment merges.
+
+An update hashes each file it is given and re-indexes only a changed one; :class:`_Batch` writes
+only the entries that differ from the live documents, all the changes of one update in one
+commit, then saves the manifest that describes it. Commits add segments without merging;
+:func:`tiered_merge` merges them by size class when nobody waits (:meth:`Index.maintain`).
+
+:class:`IndexWriting` is the part of :class:`vault_tools.index.Index` that does this (the index's
+state is set by ``Index.__init__``).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from vault_tools import notes
+from vault_tools.config import Config
+from vault_tools.index_documents import F_ID, F_PATH, note_documents, same_document, schema
+from vault_tools.index_manifest import (
+    UNREADABLE,
+    FileRecord,
+    Scan,
+    file_record,
+    file_sha256,
+    is_note_dir_rel,
+    is_note_rel,
+    load_manifest,
+    save_manifest,
+    scan_note_stats,
+    scan_notes,
+    unchanged,
+)
+
+#: Updates commit without merging until the index has this many segments (see _Batch.commit).
+MAX_SEGMENTS = 24
+#: Segments merge by size class, this many of a class at a time (see tiered_merge).
+MERGE_FACTOR = 4
+
+
+# ---------------------------------------------------------------------------------------------
+# Reports
+
+
+@dataclass
+class UpdateReport:
+    """What an update did. ``stale`` means the index may lag the files (see ``stale_reason``)."""
+
+    files_on_disk: int = 0
+    added: int = 0  # files indexed for the first time
+    updated: int = 0  # files whose content changed
+    removed: int = 0  # files gone from the vault (their entries removed)
+    touched: int = 0  # stat changed, content did not
+    entries_added: int = 0
+    entries_removed: int = 0
+    entries: int = 0  # entries in the index afterwards
+    rebuilt: bool = False
+    healed: str | None = None  # why the index was quarantined and rebuilt
+    stale: bool = False
+    stale_reason: str | None = None
+    interrupted: bool = False
+    watcher: bool = False  # a live watcher keeps this index current
+    seconds: float = 0.0
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def changed(self) -> int:
+        return self.added + self.updated + self.removed
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "changed": self.changed}
+
+    def summary(self) -> str:
+        if self.interrupted:
+            head = "interrupted; the next update finishes the job"
+        elif self.rebuilt:
+            head = f"rebuilt: {self.entries} entries from {self.files_on_disk} files"
+        elif self.changed or self.touched:
+            head = (
+                f"{self.added} added, {self.updated} updated, {self.removed} removed "
+                f"({self.entries_added} entries in, {self.entries_removed} out); {self.entries} entries"
+            )
+        else:
+            head = f"up to date: {self.entries} entries from {self.files_on_disk} files"
+        if self.stale:
+            head += f" (results may be stale: {self.stale_reason})"
+        return f"{head} in {self.seconds:.2f} s"
+
+
+class Interrupted(Exception):
+    pass
+
+
+class IndexWriting:
+    """Incremental updates (see the module docstring); a part of :class:`vault_tools.index.Index`."""
+
+    config: Config
+    vault: Path
+    dir: Path
+    _ix: Any
+
+    def _open_ix(self) -> Any:
+        from whoosh.filedb.filestore import FileStorage
+
+        if self._ix is None:
+            self._ix = FileStorage(str(self.dir)).open_index(schema=schema())
+        return self._ix
+
+    # -- internals: diff and apply ------------------------------------------------------------
+
+    def _diff(
+        self, manifest: Mapping[str, FileRecord], on_disk: Scan, *, hash_check: bool
+    ) -> tuple[list[str], list[str]]:
+        """(changed or new, deleted) relative paths. ``hash_check`` confirms a stat change by content."""
+        changed: list[str] = []
+        for rel, (path, st) in on_disk.items():
+            rec = manifest.get(rel)
+            if rec is None:
+                changed.append(rel)
+                continue
+            if rec.same_stat(st) and not rec.racy:
+                continue
+            if hash_check and file_sha256(Path(path)) == rec.sha256:
+                continue
+            changed.append(rel)
+        deleted = [rel for rel in manifest if rel not in on_disk]
+        return changed, deleted
+
+    def _expand(self, paths: Iterable[Path], manifest: Mapping[str, FileRecord]) -> dict[str, Path | None]:
+        """The notes ``paths`` stand for (None: gone). Named files are always re-read; a folder
+        stands for the notes in it now and those indexed under it, stat-filtered."""
+        files: dict[str, Path | None] = {}
+        folders: list[tuple[str, Path]] = []
+        root = self.vault.resolve()
+        for given in paths:
+            path = given if given.is_absolute() else self.vault / given
+            try:
+                rel = path.relative_to(self.vault).as_posix()
+            except ValueError:
+                continue
+            rel = "" if rel == "." else rel
+            if rel == "" or path.is_dir() or any(r.startswith(rel + "/") for r in manifest):
+                if is_note_dir_rel(rel):
+                    folders.append((f"{rel}/" if rel else "", path))
+            elif is_note_rel(rel):
+                exists = path.is_file() and notes.inside_vault(path, root, None)
+                files[rel] = path if exists else None
+        work: dict[str, Path | None] = {}
+        if folders:
+            on_disk = scan_notes(self.vault)
+            for prefix, _path in folders:
+                for known in manifest:
+                    if known.startswith(prefix) and known not in on_disk:
+                        work[known] = None
+                for rel, path in on_disk.items():
+                    if rel.startswith(prefix) and not unchanged(manifest.get(rel), path):
+                        work[rel] = path
+        work.update(files)
+        return work
+
+    def _reconcile_locked(
+        self, report: UpdateReport, progress: bool, should_stop: Callable[[], bool] | None
+    ) -> None:
+        manifest = load_manifest(self.dir) or {}
+        on_disk = self._scan(report)
+        report.files_on_disk = len(on_disk)
+        changed, deleted = self._diff(manifest, on_disk, hash_check=False)
+        work: dict[str, Path | None] = {rel: Path(on_disk[rel][0]) for rel in changed}
+        work.update({rel: None for rel in deleted})
+        orphans = frozenset(self._orphan_paths(set(on_disk) | set(manifest)))
+        work.update({rel: None for rel in orphans})
+        self._apply(report, manifest, work, should_stop=should_stop, progress=progress, purge=orphans)
+
+    def _scan(self, report: UpdateReport) -> Scan:
+        """:func:`scan_note_stats`, with a warning in ``report`` for each note or folder it could not read."""
+        file_warnings: list[notes.Warning_] = []
+        on_disk = scan_note_stats(self.vault, file_warnings)
+        report.warnings += [str(w) for w in file_warnings if w.message.startswith(UNREADABLE)]
+        return on_disk
+
+    def _orphan_paths(self, known: set[str]) -> list[str]:
+        """Paths with live documents that neither the disk nor the manifest knows (after a crash)."""
+        orphans = []
+        ix = self._open_ix()
+        with ix.reader() as r:
+            for rel in r.field_terms(F_PATH):
+                if rel not in known and r.postings(F_PATH, rel).is_active():
+                    orphans.append(rel)
+        return orphans
+
+    def _apply(
+        self,
+        report: UpdateReport,
+        manifest: dict[str, FileRecord],
+        work: Mapping[str, Path | None],
+        *,
+        should_stop: Callable[[], bool] | None,
+        progress: bool = False,
+        force_reindex: frozenset[str] = frozenset(),
+        purge: frozenset[str] = frozenset(),
+    ) -> None:
+        """Index ``work`` (path → file, or None for gone) in one commit, then save the manifest.
+
+        Every file in ``work`` is read and hashed; one whose hash matches the manifest only gets
+        its stat refreshed, unless it is in ``force_reindex``. A gone path's documents are deleted
+        when the manifest knows it or it is in ``purge`` (documents nobody accounts for).
+        """
+        ix = self._open_ix()
+        batch = _Batch(ix, manifest, report)
+        bar = progress_bar(len(work), progress, "indexing")
+        try:
+            for rel in sorted(work):
+                if should_stop is not None and should_stop():
+                    raise Interrupted
+                bar.update(1)
+                self._apply_one(batch, rel, work[rel], force=rel in force_reindex, purge=rel in purge)
+            if should_stop is not None and should_stop():
+                raise Interrupted
+            batch.commit(self.dir)
+        except Interrupted:
+            report.interrupted = True
+        finally:
+            bar.close()
+            batch.cancel()
+        self._ix = ix
+        report.entries = sum(r.entries for r in manifest.values())
+        if not report.files_on_disk:
+            report.files_on_disk = len(manifest)
+
+    def _apply_one(self, batch: _Batch, rel: str, path: Path | None, *, force: bool, purge: bool) -> None:
+        """Hash first; parse only when the content is not what the manifest already holds."""
+        if path is None:
+            batch.remove(rel, purge=purge)
+            return
+        old = batch.manifest.get(rel)
+        if old is not None and not force:
+            try:
+                st = path.stat()
+                digest = file_sha256(path, strict=True)
+            except FileNotFoundError:
+                batch.remove(rel, purge=purge)
+                return
+            except OSError:
+                digest = None  # let _read say what is wrong
+            if digest == old.sha256:
+                batch.refresh(rel, st, old)
+                return
+        note = self._read(path, batch.report)
+        if note is None:
+            batch.remove(rel, purge=purge)
+        else:
+            batch.put(rel, *note, force=force)
+
+    def _read(self, path: Path, report: UpdateReport) -> tuple[os.stat_result, notes.Note] | None:
+        """Stat (first) and read one note; None when it is gone."""
+        try:
+            st = path.stat()
+            return st, notes.read_note(path, self.vault)
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            report.warnings.append(f"{path}: could not be read ({exc.strerror}); not indexed")
+            return None
+
+
+def _tier(docs: int) -> int:
+    """Size class of a segment: 0 for 1-3 documents, 1 for 4-15, 2 for 16-63, …"""
+    return int(math.log(max(docs, 1), MERGE_FACTOR))
+
+
+def tiered_merge(max_docs: int, *, force: bool = False) -> Callable[[Any, list[Any]], list[Any]]:
+    """A Whoosh merge policy: merge the smallest size class that has MERGE_FACTOR segments.
+
+    Updates add one small segment per commit. Merging segments of about the same size, a
+    class at a time, re-copies each document a few times over its life instead of at every
+    merge (Whoosh's MERGE_SMALL re-merges the growing medium segment again and again: 6 s
+    at 100k entries). Classes totalling more than ``max_docs`` documents are left alone.
+    ``force``: when no class is full, merge the smallest segments anyway (the segment cap).
+    """
+
+    def policy(writer: Any, segments: list[Any]) -> list[Any]:
+        from whoosh.reading import SegmentReader
+
+        segments = _live_segments(writer, segments)
+        group = merge_group(segments, max_docs)
+        if group is None and force and len(segments) > 1:
+            group = sorted(segments, key=lambda seg: seg.doc_count_all())[
+                : min(MERGE_FACTOR, len(segments) - 1)
+            ]
+        if group is None:
+            return segments
+        for seg in group:
+            reader = SegmentReader(writer.storage, writer.schema, seg)
+            writer.add_reader(reader)
+            reader.close()
+        return [seg for seg in segments if seg not in group]
+
+    return policy
+
+
+def _live_segments(writer: Any, segments: list[Any]) -> list[Any]:
+    """A Whoosh merge policy that merges nothing and drops the segments whose every document is
+    deleted (an edited entry deletes its old document; a segment is not dropped by Whoosh
+    itself until it is merged)."""
+    del writer
+    return [seg for seg in segments if seg.doc_count() > 0]
+
+
+def merge_group(segments: list[Any], max_docs: int) -> list[Any] | None:
+    """The segments :func:`tiered_merge` would merge now, or None."""
+    classes: dict[int, list[Any]] = {}
+    for seg in segments:
+        classes.setdefault(_tier(seg.doc_count_all()), []).append(seg)
+    for tier in sorted(classes):
+        group = classes[tier]
+        if len(group) >= MERGE_FACTOR and sum(seg.doc_count_all() for seg in group) <= max_docs:
+            return group
+    return None
+
+
+class _Batch:
+    """The changes of one update: a writer opened on first need, the manifest edited alongside."""
+
+    def __init__(self, ix: Any, manifest: dict[str, FileRecord], report: UpdateReport) -> None:
+        self.ix = ix
+        self.manifest = manifest
+        self.report = report
+        self.writer: Any = None
+        self.dirty = False
+
+    def _writer(self) -> Any:
+        if self.writer is None:
+            self.writer = self.ix.writer(timeout=5.0)
+        return self.writer
+
+    def remove(self, rel: str, *, purge: bool) -> None:
+        old = self.manifest.pop(rel, None)
+        if old is None and not purge:
+            return
+        self._writer().delete_by_term(F_PATH, rel)
+        if old is not None:
+            self.report.removed += 1
+            self.report.entries_removed += old.entries
+        self.dirty = True
+
+    def refresh(self, rel: str, st: os.stat_result, old: FileRecord) -> None:
+        """The content is what is indexed: only remember the new stat (and that it is settled)."""
+        if not old.same_stat(st):
+            self.report.touched += 1
+        if not old.same_stat(st) or old.racy:
+            self.manifest[rel] = replace(
+                old, size=st.st_size, mtime_ns=st.st_mtime_ns, seen_ns=time.time_ns()
+            )
+            self.dirty = True
+
+    def put(self, rel: str, st: os.stat_result, note: notes.Note, *, force: bool) -> None:
+        old = self.manifest.get(rel)
+        if old is not None and old.sha256 == note.digest and not force:
+            if not old.same_stat(st):
+                self.report.touched += 1
+            if not old.same_stat(st) or old.racy:
+                self.manifest[rel] = file_record(st, note, old.entries)
+                self.dirty = True
+            return
+        writer = self._writer()
+        if force:
+            writer.delete_by_term(F_PATH, rel)
+            count = add_note(writer, note)
+        else:
+            count = self._put_changed(rel, note)
+        self.manifest[rel] = file_record(st, note, count)
+        self.report.warnings += [str(w) for w in note.warnings]
+        if old is None:
+            self.report.added += 1
+        else:
+            self.report.updated += 1
+            self.report.entries_removed += old.entries
+        self.report.entries_added += count
+        self.dirty = True
+
+    def _put_changed(self, rel: str, note: notes.Note) -> int:
+        """Write only the entries of ``rel`` that differ from its live documents; the entry count.
+
+        Re-adding a whole file per save made every save cost as much as the file is long: an
+        agent's daily note or a MEMORY.md of thousands of items took seconds per batch, and
+        each batch left a dead copy of the file in the index. An unchanged entry (same id, same
+        stored fields) keeps its document, which then names the file hash of an earlier version.
+        """
+        writer = self._writer()
+        live = self._live_documents(rel)
+        for doc in note_documents(note):
+            docnum, stored = live.pop(doc[F_ID], (None, None))
+            if stored is not None and same_document(stored, doc):
+                continue
+            if docnum is not None:
+                writer.delete_document(docnum)
+            writer.add_document(**doc)
+        for docnum, _stored in live.values():
+            writer.delete_document(docnum)
+        return len({entry.id for entry in note.entries})
+
+    def _live_documents(self, rel: str) -> dict[str, tuple[int, dict[str, Any]]]:
+        """``rel``'s documents as the writer sees them: entry id → (document number, stored fields).
+
+        The writer's own (cached) searcher, so the numbers are the writer's: deleting by number
+        is one call, where ``delete_by_term`` looks the id up in every segment.
+        """
+        writer = self._writer()
+        reader = writer.searcher().reader()
+        if (F_PATH, rel) not in reader:
+            return {}
+        live: dict[str, tuple[int, dict[str, Any]]] = {}
+        for docnum in reader.postings(F_PATH, rel).all_ids():  # deleted documents left out
+            stored = reader.stored_fields(docnum)
+            twin = live.get(str(stored.get(F_ID)))
+            if twin is not None:  # one entry indexed twice (never written so): keep one
+                writer.delete_document(twin[0])
+            live[str(stored.get(F_ID))] = (docnum, stored)
+        return live
+
+    def commit(self, index_dir: Path) -> None:
+        """Commit the index, then (only then) write the manifest that describes it.
+
+        Updates add a segment without merging (Whoosh's default merge costs ~0.8 s at 100k
+        entries every dozen commits: too much for save-to-searchable); :meth:`Index.maintain`
+        merges when nobody waits. Past :data:`MAX_SEGMENTS` a commit merges anyway, so
+        searches never slow down for want of a watcher.
+        """
+        if self.writer is not None:
+            if len(self.writer.segments) >= MAX_SEGMENTS:
+                self.writer.commit(mergetype=tiered_merge(max_docs=1024, force=True))
+            else:
+                self.writer.commit(mergetype=_live_segments)
+            self.writer = None
+        if self.dirty:
+            save_manifest(index_dir, self.manifest)
+
+    def cancel(self) -> None:
+        if self.writer is not None:
+            self.writer.cancel()
+            self.writer = None
+
+
+def add_note(writer: Any, note: notes.Note) -> int:
+    count = 0
+    for doc in note_documents(note):
+        writer.add_document(**doc)
+        count += 1
+    return count
+
+
+class _NoBar:
+    def update(self, n: int = 1) -> None:
+        pass
+
+    def set_description(self, desc: str) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def progress_bar(total: int, enabled: bool, what: str) -> Any:
+    """A tqdm bar on stderr when asked for and stderr is a terminal; shown after a second."""
+    if not enabled or not sys.stderr.isatty():
+        return _NoBar()
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc=what, unit="file", delay=1.0, file=sys.stderr, leave=False)
