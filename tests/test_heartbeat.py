@@ -876,3 +876,31 @@ def test_the_sample_vault_copy(tmp_path: Path) -> None:
     for never in ("sk-proj", "Dr. Keller", "HEARTBEAT_OK", "+49 176"):
         assert never not in text
     assert run(vault).commits == []
+
+
+def test_heartbeat_still_exports_the_names_it_had_before_the_split() -> None:
+    """heartbeat.py was split into heartbeat_plan, heartbeat_edits, heartbeat_commits,
+    heartbeat_state, heartbeat_report and heartbeat_undo; code that imports from
+    vault_tools.heartbeat keeps working and gets the very same objects."""
+    from vault_tools import (
+        heartbeat_commits,
+        heartbeat_edits,
+        heartbeat_plan,
+        heartbeat_report,
+        heartbeat_state,
+        heartbeat_undo,
+    )
+
+    moved = {
+        "HeartbeatReport": heartbeat_report.HeartbeatReport,
+        "Op": heartbeat_edits.Op,
+        "Simulation": heartbeat_edits.Simulation,
+        "State": heartbeat_state.State,
+        "last_run": heartbeat_state.last_run,
+        "plan_run": heartbeat_plan.plan_run,
+        "Committer": heartbeat_commits.Committer,
+        "undo": heartbeat_undo.undo,
+    }
+    assert {name: getattr(heartbeat, name, None) for name in moved} == moved
+    assert set(moved) | {"Options", "run_heartbeat"} <= set(heartbeat.__all__)
+    assert all(hasattr(heartbeat, name) for name in heartbeat.__all__)
