@@ -353,7 +353,7 @@ def cmd_sync(args: argparse.Namespace, out: Output) -> int:
 
 
 def cmd_undo(args: argparse.Namespace, out: Output) -> int:
-    from vault_tools.heartbeat import undo
+    from vault_tools.heartbeat_undo import undo
 
     report = undo(config_for(args, out), args.commit)
     out.result(report, report.render)

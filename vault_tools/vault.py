@@ -292,9 +292,9 @@ def watcher_status(config: Config) -> dict[str, Any]:
 
 
 def heartbeat_status(config: Config) -> dict[str, Any]:
-    from vault_tools import heartbeat
+    from vault_tools import heartbeat_state
 
-    return heartbeat.last_run(config)
+    return heartbeat_state.last_run(config)
 
 
 def git_status(vault: Path) -> dict[str, Any]:
