@@ -20,10 +20,18 @@ def normalised(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
+#: Extras the package itself imports (only when configured): semantic recall's numpy.
+RUNTIME_EXTRAS = ("embeddings",)
+
+
 def declared() -> set[str]:
-    """Distribution names of ``[project] dependencies``, markers included (tomli on 3.10)."""
+    """Distribution names of ``[project] dependencies`` and of the runtime extras, markers included
+    (tomli on 3.10)."""
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
-    return {normalised(re.split(r"[\s<>=!~;\[]", spec, maxsplit=1)[0]) for spec in project["dependencies"]}
+    specs = [*project["dependencies"]]
+    for extra in RUNTIME_EXTRAS:
+        specs += project["optional-dependencies"][extra]
+    return {normalised(re.split(r"[\s<>=!~;\[]", spec, maxsplit=1)[0]) for spec in specs}
 
 
 def imported_modules() -> set[str]:

@@ -190,6 +190,7 @@ def cmd_recall(args: argparse.Namespace, out: Output) -> int:
         "max_tokens": args.max_tokens if args.max_tokens is not None else config.recall.max_tokens,
         "explain": args.explain,
         "include_private": args.include_private,
+        "mode": args.mode,
     }
     color = sys.stdout.isatty()
     if served(config, out, "recall", {**params, "as_of": as_of(args, config), "render": {"color": color}}):
@@ -255,6 +256,15 @@ def cmd_index(args: argparse.Namespace, out: Output) -> int:
     report = (
         idx.rebuild(progress=progress) if args.rebuild else idx.reconcile(progress=progress, optimize=True)
     )
+    config = idx.config
+    if config.embeddings.configured:
+        from vault_tools.vectors import fill_vault
+
+        vectors = fill_vault(config, progress=progress)
+        if vectors.error:
+            report.warnings.append(f"embeddings: {vectors.summary()}")
+        elif not out.as_json:
+            print(f"embeddings: {vectors.summary()}", file=sys.stderr)
     out.result_warnings(report.warnings)
     out.result(report, report.summary)
     return 0
@@ -429,6 +439,11 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     recall.add_argument("--tag", action="append", default=[], metavar="T", help="only #T and tags under it")
     recall.add_argument("--max-tokens", type=int, metavar="N", help="fit the results into N tokens")
     recall.add_argument("--explain", action="store_true", help="show each score's parts")
+    recall.add_argument(
+        "--mode",
+        choices=("keyword", "semantic", "hybrid"),
+        help="keyword, semantic or hybrid (default: hybrid with [embeddings] configured, else keyword)",
+    )
     recall.add_argument(
         "--include-private",
         action="store_true",

@@ -5,7 +5,8 @@ Vault: ``--vault PATH``, else ``$VAULT_TOOLS_VAULT``, else the current directory
 
 Settings: defaults below, overridden by ``<vault>/.vault-tools/config.toml`` (every key optional),
 overridden by the environment (``OPENAI_API_KEY``, ``OPENAI_BASE_URL``, ``VAULT_TOOLS_LLM_MODEL``,
-``VAULT_TOOLS_TIMEZONE``, ``VAULT_TOOLS_CHAT``, ``VAULT_TOOLS_SERVICE=off``). Every other module
+``VAULT_TOOLS_TIMEZONE``, ``VAULT_TOOLS_CHAT``, ``VAULT_TOOLS_SERVICE=off``, and the variable that
+``[embeddings] api_key_env`` names). Every other module
 receives a :class:`Config`; none reads the environment.
 """
 
@@ -71,12 +72,35 @@ class RecallConfig:
 
 
 @dataclass(frozen=True)
+class EmbeddingsConfig:
+    """``[embeddings]``: an OpenAI-compatible embeddings endpoint for semantic recall (opt-in).
+
+    Unset ``model`` means keyword recall only: no request, nothing imported. ``api_key`` is
+    read from the environment variable named by ``api_key_env`` (never from the file).
+    """
+
+    model: str = ""
+    base_url: str | None = None
+    api_key_env: str = "OPENAI_API_KEY"
+    api_key: str | None = None  # resolved from api_key_env by apply_env
+    batch_size: int = 64
+    timeout_seconds: float = 30.0  # one batch while indexing
+    query_timeout_seconds: float = 1.5  # the query's vector at recall: then keyword results
+    send_private: bool = False  # #private entries too, and only to a loopback endpoint
+
+    @property
+    def configured(self) -> bool:
+        return bool(self.model)
+
+
+@dataclass(frozen=True)
 class Config:
     vault: Path
     timezone: str | None = None
     llm: LLMConfig = field(default_factory=LLMConfig)
     heartbeat: HeartbeatConfig = field(default_factory=HeartbeatConfig)
     recall: RecallConfig = field(default_factory=RecallConfig)
+    embeddings: EmbeddingsConfig = field(default_factory=EmbeddingsConfig)
     warnings: tuple[str, ...] = ()
 
     @property
@@ -157,6 +181,7 @@ def load_config(vault: Path, env: Mapping[str, str] | None = None) -> Config:
         llm=section(LLMConfig, data.get("llm"), warnings, "llm"),
         heartbeat=section(HeartbeatConfig, data.get("heartbeat"), warnings, "heartbeat"),
         recall=section(RecallConfig, data.get("recall"), warnings, "recall"),
+        embeddings=section(EmbeddingsConfig, data.get("embeddings"), warnings, "embeddings"),
     )
     return apply_env(config, env, warnings)
 
@@ -221,7 +246,13 @@ def apply_env(config: Config, env: Mapping[str, str], warnings: list[str]) -> Co
         recall = replace(recall, service=False)
     if _is_off(env.get("VAULT_TOOLS_AUTOSTART")):
         recall = replace(recall, autostart_minutes=0.0)
-    result = replace(config, llm=llm, timezone=timezone, recall=recall)
+    embeddings = config.embeddings
+    if embeddings.api_key is not None:  # only the environment holds a key
+        warnings.append("config.toml: embeddings.api_key is ignored; name a variable in api_key_env")
+        embeddings = replace(embeddings, api_key=None)
+    if embeddings.api_key_env and env.get(embeddings.api_key_env):
+        embeddings = replace(embeddings, api_key=env[embeddings.api_key_env])
+    result = replace(config, llm=llm, timezone=timezone, recall=recall, embeddings=embeddings)
     if timezone and result.tzinfo is None:
         warnings.append(
             f"unknown timezone {timezone!r}; using the machine's. Use a name like 'Asia/Shanghai'."

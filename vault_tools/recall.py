@@ -12,6 +12,10 @@ Design. A query goes through four steps, each in its own module.
    text, section, tags and speaker (BM25F, scored a term at a time by :mod:`vault_tools.scorer`,
    Whoosh's matchers the fallback), then ``bm25 × coordination × recency × importance × source ×
    window`` over the best :data:`Tuning.pool` hits.
+   With ``[embeddings]`` configured (``--mode semantic|hybrid``), the entries most similar to the
+   question within the same filters join the candidates and :mod:`vault_tools.fusion` ranks them
+   (:mod:`vault_tools.vectors`); when the endpoint fails the answer is the keyword one, with a
+   warning, after at most ``query_timeout_seconds``.
 4. *Shaping* (:mod:`vault_tools.results`): near-duplicates collapse into the better hit, and hits
    are added in rank order while their estimated tokens fit ``max_tokens``.
 
@@ -60,9 +64,11 @@ from vault_tools.ranking import (
 from vault_tools.results import Hit, RecallResult, highlight_spans, shape
 
 if TYPE_CHECKING:
+    from vault_tools.fusion import Fusion
     from vault_tools.index import Index
     from vault_tools.privacy import Chat
     from vault_tools.scorer import BlockScorer
+    from vault_tools.vectors import SemanticSearch
 
 __all__ = [
     "DEFAULT_TUNING",
@@ -105,17 +111,21 @@ class Recaller:
         catch_up: str | float = "auto",
         tuning: Tuning = DEFAULT_TUNING,
         index: Index | None = None,
+        fusion: Fusion | None = None,
     ) -> None:
         from vault_tools.index import Index
 
         self.config = config
         self.tuning = tuning
+        self.fusion = fusion
+        self._semantic: SemanticSearch | None = None
         self.catch_up = catch_up
         self.index = index if index is not None else Index(config)
         self._searcher: Any = None
         self._scorer: BlockScorer | None = None
         self._last_catch_up = -math.inf
         self._stale_reason: str | None = None
+        self._used_mode = "keyword"
 
     def __enter__(self) -> Recaller:
         return self
@@ -125,6 +135,9 @@ class Recaller:
 
     def close(self) -> None:
         self._scorer = None
+        if self._semantic is not None:
+            self._semantic.close()
+            self._semantic = None
         searcher, self._searcher = self._searcher, None
         if searcher is not None:
             searcher.close()
@@ -177,6 +190,7 @@ class Recaller:
         as_of: dt.date | None = None,
         explain: bool = False,
         include_private: bool = False,
+        mode: str | None = None,
     ) -> RecallResult:
         """See :func:`recall`."""
         from vault_tools.privacy import parse_chat
@@ -200,6 +214,9 @@ class Recaller:
         )
         window = resolve_window(since_, until_, parsed.window, self.tuning)
         filters = self._filters(chat_, since_, until_, wanted_tags, parsed, window, today, limit_, budget)
+        mode_ = self._mode(mode)
+        if self.config.embeddings.configured:
+            filters["mode"] = mode_
         result = RecallResult(query, filters, False, [], [], list(parsed.terms))
         if parsed.noise is not None:
             result.warnings.append(parsed.noise)
@@ -211,10 +228,32 @@ class Recaller:
             )
             return result
         result.stale = self._prepare(result.warnings)
-        ranked = self._search(parsed, chat_, window, wanted_tags, today, limit_, include_private)
+        ranked = self._search(
+            parsed, chat_, window, wanted_tags, today, limit_, include_private, mode_, result.warnings
+        )
+        if self.config.embeddings.configured and mode_ != "keyword":
+            filters["mode"] = self._used_mode
+            if self._semantic is not None:
+                result.warnings.extend(self._semantic.warnings)
+                self._semantic.warnings.clear()
         hits = shape(ranked, limit_, budget, explain, result.warnings, self.tuning)
         result.results = hits
         return result
+
+    def _mode(self, mode: str | None) -> str:
+        configured = self.config.embeddings.configured
+        if mode is None:
+            return "hybrid" if configured else "keyword"
+        from vault_tools.fusion import MODES
+
+        if mode not in MODES:
+            raise UsageError(f"--mode must be one of {', '.join(MODES)}, got {mode!r}")
+        if mode != "keyword" and not configured:
+            raise UsageError(
+                f"--mode {mode} needs an embeddings endpoint: set [embeddings] model (and base_url) "
+                "in .vault-tools/config.toml (see the README, Semantic recall)"
+            )
+        return mode
 
     def _filters(
         self,
@@ -261,12 +300,20 @@ class Recaller:
         as_of: dt.date,
         limit: int,
         include_private: bool = False,
+        mode: str = "keyword",
+        warnings: list[str] | None = None,
     ) -> list[Candidate]:
         from vault_tools import index as ix
 
         tuning = self.tuning
         searcher = self._searcher
         parts = keyword_parts(parsed, tuning, searcher)
+        self._used_mode = "keyword"
+        query_vector = None
+        if mode != "keyword" and parts:
+            query_vector = self._query_vector(
+                parsed.keywords or parsed.text, warnings if warnings is not None else []
+            )
         filters = filter_query(chat, window.since, window.until, tags, include_private)
         pool = max(tuning.pool, 2 * limit + 10)
         if not parts:
@@ -281,10 +328,14 @@ class Recaller:
                 else None
             )
             scorer = self._block_scorer()
+            every: dict[int, float] = {}
             if scorer is not None:
-                found = self._score_in_blocks(scorer, parts, filters, wide, pool, limit)
+                found = self._score_in_blocks(scorer, parts, filters, wide, pool, limit, every)
             else:
                 found = self._score_with_matchers(keyword_query(parts), filters, wide, pool, limit)
+            cosines: dict[int, float] | None = None
+            if query_vector is not None and scorer is not None:
+                cosines = self._similar(scorer, query_vector, filters, wide, pool, limit, mode, found, every)
             candidates = [Candidate(dict(searcher.stored_fields(d)), score) for d, score in found.items()]
             # Only with candidates: Whoosh's idf takes log(0) in an empty index (a fresh `init`).
             weights = (
@@ -295,6 +346,11 @@ class Recaller:
         half_life = max(self.config.recall.half_life_days, 0.01)
         for candidate in candidates:
             rescore(candidate, as_of=as_of, half_life=half_life, window=window, tuning=tuning)
+        if parts and cosines is not None:
+            from vault_tools.fusion import DEFAULT_FUSION, fuse
+
+            fuse(candidates, list(cosines.values()), mode, self.fusion or DEFAULT_FUSION)
+            self._used_mode = mode
         # Ties (a browse scores every hit alike) go newest first, then in file order.
         candidates.sort(
             key=lambda c: (-c.score, str(c.fields.get("path"))[::-1], int(c.fields.get("start_line", 0)))
@@ -321,19 +377,69 @@ class Recaller:
         wide: Filters | None,
         pool: int,
         limit: int,
+        every: dict[int, float] | None = None,
     ) -> dict[int, float]:
         """Docnum -> BM25F of the best ``pool`` hits in the window, then (``wide``) the best
-        ``limit + 5`` without it, from one pass over the postings."""
+        ``limit + 5`` without it, from one pass over the postings (all of them into ``every``)."""
         tuning = self.tuning
         clauses = keyword_clauses(parts, self._searcher)
         scores = scorer.scores(
             clauses, backoff_terms=tuning.context_terms, backoff_floor=tuning.context_floor
         )
+        if every is not None:
+            every.update(scores)
         found = dict(scorer.top(scores, pool, filters.doc_filter(scorer)))
         if wide is not None:
             for docnum, score in scorer.top(scores, limit + 5, wide.doc_filter(scorer)):
                 found.setdefault(docnum, score)
         return found
+
+    def _query_vector(self, text: str, warnings: list[str]) -> list[float] | None:
+        """The question's vector, or None with a warning saying why these are keyword results."""
+        from vault_tools.vectors import SemanticSearch
+
+        if self._semantic is None:
+            self._semantic = SemanticSearch(self.config)
+        vector, problem = self._semantic.query_vector(text)
+        if problem is not None:
+            warnings.append(f"semantic search skipped: {problem}; these are keyword results")
+        return vector
+
+    def _similar(
+        self,
+        scorer: BlockScorer,
+        query_vector: list[float],
+        filters: Filters,
+        wide: Filters | None,
+        pool: int,
+        limit: int,
+        mode: str,
+        found: dict[int, float],
+        every: dict[int, float],
+    ) -> dict[int, float] | None:
+        """Add the most similar entries within the filters to ``found`` (their BM25F from
+        ``every``, 0 without a query word); docnum -> cosine of every candidate, in ``found``'s order.
+        None when there are no vectors to search (a warning says why)."""
+        from vault_tools.vectors import deleted_docs
+
+        assert self._semantic is not None
+        try:
+            vectors = self._semantic.index()
+        except ImportError:
+            self._semantic.warnings.append(
+                "semantic search needs numpy: pip install 'vault-tools[embeddings]'; these are keyword results"
+            )
+            return None
+        sims = vectors.similarities(self._searcher, query_vector)
+        deleted = deleted_docs(self._searcher)
+        if mode == "semantic":
+            found.clear()
+        near = vectors.top(sims, scorer, filters.doc_filter(scorer), deleted, pool)
+        if wide is not None:
+            near += vectors.top(sims, scorer, wide.doc_filter(scorer), deleted, limit + 5)
+        for docnum, _cosine in near:
+            found.setdefault(docnum, every.get(docnum, 0.0))
+        return {d: (float(sims[d]) if sims[d] == sims[d] else 0.0) for d in found}
 
     def _score_with_matchers(
         self, keywords: Any, filters: Filters, wide: Filters | None, pool: int, limit: int
@@ -374,6 +480,7 @@ def recall(
     as_of: dt.date | None = None,
     explain: bool = False,
     include_private: bool = False,
+    mode: str | None = None,
 ) -> RecallResult:
     """Find the entries of the vault that answer ``query``, best first.
 
@@ -382,7 +489,9 @@ def recall(
     anything :func:`vault_tools.timewords.parse_when` reads (``2026-03-01``, ``7d``, ``last week``)
     and are hard limits. ``as_of`` is "today" for every relative date (default: today in the
     vault's timezone). ``explain`` adds each hit's score parts. ``#private`` entries are left out
-    unless ``include_private`` (a person at this machine, direct chat only: they never go to a model). The index is caught up with the
+    unless ``include_private`` (a person at this machine, direct chat only: they never go to a model).
+    ``mode`` is ``keyword``, ``semantic`` or ``hybrid`` (the default when ``[embeddings]`` is
+    configured, else ``keyword``; the other two need it). The index is caught up with the
     files first; ``stale`` is true when that was not possible. For many calls, keep a
     :class:`Recaller` instead.
     """
@@ -398,4 +507,5 @@ def recall(
             as_of=as_of,
             explain=explain,
             include_private=include_private,
+            mode=mode,
         )

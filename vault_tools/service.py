@@ -85,7 +85,10 @@ def settings_key(config: Config) -> dict[str, Any]:
     recall = asdict(config.recall)
     for resolved_by_client in ("chat", "limit", "max_tokens", "service", "autostart_minutes"):
         recall.pop(resolved_by_client)
-    return {"vault": str(config.vault), "timezone": config.timezone, "recall": recall}
+    key = {"vault": str(config.vault), "timezone": config.timezone, "recall": recall}
+    if config.embeddings.configured:  # the key itself stays out: the socket says only which variable
+        key["embeddings"] = {k: v for k, v in asdict(config.embeddings).items() if k != "api_key"}
+    return key
 
 
 # ---------------------------------------------------------------------------------------------

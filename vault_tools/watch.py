@@ -41,7 +41,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vault_tools import locks
 from vault_tools.config import Config, holds_memory
@@ -58,6 +58,9 @@ from vault_tools.index import (
     write_json_atomic,
 )
 from vault_tools.service import RecallService
+
+if TYPE_CHECKING:
+    from vault_tools.vectors import VectorWorker
 
 log = logging.getLogger("vault_tools.watch")
 
@@ -554,9 +557,14 @@ def run_watch(
             f"a watcher is already running on {config.vault} "
             f"({locks.describe_owner(config, locks.WATCH_LOCK)}); one is enough"
         )
+    embedder = _vector_worker(config)
+    if embedder is not None:
+        on_batch = _also(embedder.wake, on_batch)
     watcher = Watcher(config, options, stop, on_batch)
     service = RecallService(config, settle=watcher.wait_indexed) if options.serve else None
     try:
+        if embedder is not None:
+            embedder.start()
         if service is not None:
             service.start()
             if options.idle_exit_seconds:
@@ -566,10 +574,32 @@ def run_watch(
     finally:
         if service is not None:
             service.stop()
+        if embedder is not None:
+            embedder.stop()
         watcher.stop_observer()
         watcher.state.stopped = time.time()
         watcher.state.write(config)
         lock.release()
+
+
+def _vector_worker(config: Config) -> VectorWorker | None:
+    """The thread that embeds what the watcher indexed (``[embeddings]`` configured), else None."""
+    if not config.embeddings.configured:
+        return None
+    from vault_tools.vectors import VectorWorker
+
+    return VectorWorker(config)
+
+
+def _also(
+    first: Callable[[UpdateReport], None], then: Callable[[UpdateReport], None] | None
+) -> Callable[[UpdateReport], None]:
+    def both(report: UpdateReport) -> None:
+        first(report)
+        if then is not None:
+            then(report)
+
+    return both
 
 
 #: What a watcher writes as the watch lock's owner (locks.write_owner), from the moment it holds

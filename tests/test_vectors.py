@@ -1,0 +1,402 @@
+"""Semantic recall end to end: the vector cache, filling it, the search's filters, faults, the watcher.
+
+Every test talks to the deterministic embeddings server of ``llm_server.py`` on 127.0.0.1 through
+the real ``openai`` client.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from helpers import wait_for, watch_in_thread, write
+from llm_server import LLMServer, Reply
+
+from vault_tools import cli, vectors
+from vault_tools.config import Config, load_config
+from vault_tools.errors import UsageError
+from vault_tools.index import Index
+from vault_tools.recall import Recaller, recall
+from vault_tools.vectors import VectorStore, fill_vault, store_path
+from vault_tools.watch import WatchOptions
+
+AS_OF = dt.date(2026, 3, 2)
+
+CONCEPTS = {
+    "kitten": "cat",
+    "小猫": "cat",
+    "cat": "cat",
+    "laid off": "jobloss",
+    "lose my job": "jobloss",
+    "lost my job": "jobloss",
+}
+
+MEMORY = """---
+title: Long-term memory
+---
+# Long-term memory
+
+## Facts
+
+- 2026-01-20: The lighthouse keeper is called Ferdinand [importance:: 0.4] ^m-ccc333
+"""
+
+DAYS = {
+    "2026-02-10": """---
+date: 2026-02-10
+---
+- 10:00 小猫跳上了沙发
+- 11:00 Quarterly budget review with the finance team
+""",
+    "2026-02-20": """---
+date: 2026-02-20
+---
+- 09:00 Got laid off from Acme together with half the platform team
+- 10:00 Diary: I feel the cat understands me #private
+- 11:00 Deploy key for staging is sk-proj-abcdefghijklmnopqrstuvwxyz0123456789
+""",
+    "2026-02-25": """---
+date: 2026-02-25
+visibility: shared
+---
+- 09:00 Team offsite planning: the venue has a resident cat
+""",
+}
+
+
+@pytest.fixture
+def server() -> Iterator[LLMServer]:
+    with LLMServer() as running:
+        running.concepts = dict(CONCEPTS)
+        yield running
+
+
+def configure(vault: Path, server: LLMServer, extra: str = "") -> Config:
+    write(
+        vault / ".vault-tools" / "config.toml",
+        f'[embeddings]\nmodel = "test-embedding"\nbase_url = "{server.base_url}"\nbatch_size = 2\n{extra}',
+    )
+    return load_config(vault, env={})
+
+
+@pytest.fixture
+def notes(vault: Path) -> Path:
+    write(vault / "MEMORY.md", MEMORY)
+    for day, text in DAYS.items():
+        write(vault / "memory" / f"{day}.md", text)
+    return vault
+
+
+@pytest.fixture
+def config(notes: Path, server: LLMServer) -> Config:
+    config = configure(notes, server)
+    Index(config).ensure_current()
+    report = fill_vault(config)
+    assert report.error is None
+    return config
+
+
+def texts(result: object) -> list[str]:
+    return [hit.text for hit in result.results]  # type: ignore[attr-defined]
+
+
+# -- the cache ------------------------------------------------------------------------------------
+
+
+def test_indexing_embeds_each_entry_once_and_private_ones_never(config: Config, server: LLMServer) -> None:
+    sent = server.embedded_texts()
+    assert len(sent) == len(set(sent)) == 6  # every entry but the #private one
+    body = "\n".join(server.embedding_bodies)
+    assert "Diary" not in body and "understands me" not in body
+    assert "sk-proj" not in body and "[REDACTED:" in body
+    assert all(len(request["input"]) <= 2 for request in server.embedding_requests)  # batch_size
+    before = len(server.embedding_requests)
+    report = fill_vault(config)
+    assert (report.embedded, report.kept_local, len(server.embedding_requests)) == (0, 1, before)
+
+
+def test_an_edited_entry_is_embedded_again_and_only_it(config: Config, server: LLMServer) -> None:
+    path = config.vault / "memory" / "2026-02-10.md"
+    path.write_text(path.read_text().replace("Quarterly budget", "Yearly budget"), encoding="utf-8")
+    Index(config).ensure_current()
+    before = len(server.embedded_texts())
+    assert fill_vault(config).embedded == 1
+    assert server.embedded_texts()[before:] == ["Yearly budget review with the finance team"]
+
+
+def test_a_new_model_embeds_everything_again_and_drops_the_old_cache(
+    config: Config, server: LLMServer
+) -> None:
+    old = store_path(config)
+    assert old.exists()
+    other = replace(config, embeddings=replace(config.embeddings, model="another-model"))
+    assert fill_vault(other).embedded == 6
+    assert not old.exists() and store_path(other).exists()
+    assert server.embedding_requests[-1]["model"] == "another-model"
+
+
+def test_private_entries_go_to_a_loopback_endpoint_only_when_allowed(notes: Path, server: LLMServer) -> None:
+    config = configure(notes, server, "send_private = true\n")
+    Index(config).ensure_current()
+    fill_vault(config)
+    assert any("understands me" in text for text in server.embedded_texts())
+
+
+def test_a_broken_cache_file_is_started_again(config: Config, server: LLMServer) -> None:
+    path = store_path(config)
+    for leftover in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
+        leftover.unlink(missing_ok=True)
+    path.write_bytes(b"this is not a database" * 100)
+    store = VectorStore(config)
+    assert store.warnings and "starting it again" in store.warnings[0]
+    store.close()
+    assert fill_vault(config).embedded == 6
+
+
+# -- recall ---------------------------------------------------------------------------------------
+
+
+def test_hybrid_is_the_default_and_finds_paraphrases(config: Config) -> None:
+    result = recall(config, "kitten", as_of=AS_OF)
+    assert result.filters["mode"] == "hybrid"
+    assert "小猫" in texts(result)[0]
+    keyword = recall(config, "kitten", as_of=AS_OF, mode="keyword")
+    assert keyword.filters["mode"] == "keyword" and not any("小猫" in t for t in texts(keyword))
+    assert "laid off" in texts(recall(config, "when did I lose my job", as_of=AS_OF))[0]
+
+
+def test_semantic_mode_ranks_by_vectors_alone(config: Config) -> None:
+    result = recall(config, "kitten", as_of=AS_OF, mode="semantic", explain=True)
+    assert result.filters["mode"] == "semantic"
+    top = result.results[0]
+    assert "小猫" in top.text
+    assert top.explain is not None and top.explain["cosine"] > 0.4 and top.explain["keyword"] == 0.0
+
+
+def test_explain_and_json_show_each_part(config: Config, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["recall", "kitten", "--vault", str(config.vault), "--as-of", "2026-03-02", "--explain", "--json"]
+    assert cli.main(argv) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["filters"]["mode"] == "hybrid"
+    parts = document["results"][0]["explain"]
+    assert {"keyword", "cosine", "semantic", "bm25", "recency", "score"} <= set(parts)
+    assert cli.main(argv[:-1]) == 0
+    assert "cosine" in capsys.readouterr().out
+
+
+def test_a_group_chat_never_sees_a_personal_entry_however_close(config: Config) -> None:
+    for mode in ("semantic", "hybrid"):
+        result = recall(config, "kitten cat", as_of=AS_OF, mode=mode, chat="group")
+        assert texts(result) == ["Team offsite planning: the venue has a resident cat"]
+
+
+def test_private_entries_stay_out_of_direct_recall_and_in_with_include_private(
+    notes: Path, server: LLMServer
+) -> None:
+    config = configure(notes, server, "send_private = true\n")
+    Index(config).ensure_current()
+    fill_vault(config)
+    assert not any("Diary" in t for t in texts(recall(config, "kitten", as_of=AS_OF, mode="semantic")))
+    mine = recall(config, "kitten", as_of=AS_OF, mode="semantic", include_private=True)
+    assert any("Diary" in t for t in texts(mine))
+
+
+def test_dates_and_tags_limit_vector_hits_inside_the_search(config: Config) -> None:
+    late = recall(config, "kitten", as_of=AS_OF, mode="semantic", since="2026-02-15")
+    assert late.results and all(hit.date and hit.date >= "2026-02-15" for hit in late.results)
+    assert not any("小猫" in t for t in texts(late))
+    path = config.vault / "memory" / "2026-02-10.md"
+    path.write_text(path.read_text().replace("沙发\n", "沙发 #pets\n"), encoding="utf-8")
+    Index(config).ensure_current()
+    fill_vault(config)
+    tagged = recall(config, "budget", as_of=AS_OF, mode="semantic", tags=["pets"])
+    assert [h.tags for h in tagged.results] == [["pets"]]
+
+
+def test_keyword_results_are_unchanged_without_embeddings(notes: Path, server: LLMServer) -> None:
+    plain = load_config(notes, env={})
+    Index(plain).ensure_current()
+    before = recall(plain, "cat budget team", as_of=AS_OF, explain=True).to_dict()
+    config = configure(notes, server)
+    fill_vault(config)
+    keyword = recall(config, "cat budget team", as_of=AS_OF, explain=True, mode="keyword").to_dict()
+    keyword["filters"].pop("mode")
+    assert keyword == before
+    assert "mode" not in before["filters"]
+
+
+def test_semantic_modes_need_embeddings(notes: Path) -> None:
+    config = load_config(notes, env={})
+    with pytest.raises(UsageError, match=r"\[embeddings\]"):
+        recall(config, "kitten", mode="semantic")
+    with pytest.raises(UsageError, match="--mode must be one of"):
+        recall(config, "kitten", mode="vector")
+
+
+def test_keyword_recall_imports_no_numpy_or_openai_without_embeddings(notes: Path) -> None:
+    code = (
+        "import sys\nfrom vault_tools import cli\n"
+        f"cli.main(['recall', 'budget', '--vault', {str(notes)!r}])\n"
+        "print('LOADED=' + ','.join(m for m in ('numpy', 'openai', 'vault_tools.vectors',"
+        " 'vault_tools.embeddings', 'vault_tools.fusion') if m in sys.modules))\n"
+    )
+    env = {**os.environ, "VAULT_TOOLS_SERVICE": "off"}
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    assert result.stdout.strip().splitlines()[-1] == "LOADED="
+
+
+# -- faults ---------------------------------------------------------------------------------------
+
+
+def test_a_down_endpoint_gives_keyword_results_and_a_warning(config: Config, server: LLMServer) -> None:
+    server.stop()
+    result = recall(config, "budget", as_of=AS_OF)
+    assert texts(result)[0].startswith("Quarterly budget")
+    assert result.filters["mode"] == "keyword"
+    assert any("semantic search skipped" in w and "could not be reached" in w for w in result.warnings)
+
+
+def test_a_slow_endpoint_costs_one_bounded_wait_then_backs_off(notes: Path, server: LLMServer) -> None:
+    config = configure(notes, server, "query_timeout_seconds = 0.3\n")
+    Index(config).ensure_current()
+    fill_vault(config)
+    held = threading.Event()
+    try:
+        with Recaller(config) as session:
+            server.push_embeddings(Reply(hold=held), Reply(hold=held))
+            asked = len(server.embedding_requests)
+            first = session.recall("budget", as_of=AS_OF)
+            assert any("within 0.3 s" in w for w in first.warnings)
+            second = session.recall("budget", as_of=AS_OF)
+            assert any("ago" in w for w in second.warnings)
+            assert len(server.embedding_requests) == asked + 1  # the back-off sent nothing
+            assert texts(second)[0].startswith("Quarterly budget")
+    finally:
+        held.set()
+
+
+def test_garbage_from_the_endpoint_gives_keyword_results(config: Config, server: LLMServer) -> None:
+    server.push_embeddings(Reply(body={"data": [{"index": 0, "embedding": "garbage"}]}))
+    result = recall(config, "budget", as_of=AS_OF)
+    assert texts(result)[0].startswith("Quarterly budget")
+    assert any("not a vector" in w for w in result.warnings)
+
+
+def test_indexing_keeps_entries_when_the_endpoint_fails_and_embeds_them_later(
+    notes: Path, server: LLMServer
+) -> None:
+    config = configure(notes, server)
+    Index(config).ensure_current()
+    server.push_embeddings(Reply(status=503))
+    report = fill_vault(config)
+    assert report.error is not None and "503" in report.error
+    assert report.pending == 7  # the first batch failed: nothing was looked at, the #private one neither
+    assert Index(config).entry_count() == 7
+    assert fill_vault(config).embedded == 6
+
+
+def test_index_command_embeds_and_reports_failures(
+    notes: Path, server: LLMServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    configure(notes, server)
+    server.push_embeddings(Reply(status=500))
+    assert cli.main(["index", "--vault", str(notes)]) == 0
+    assert "pending" in capsys.readouterr().err
+    assert cli.main(["index", "--vault", str(notes)]) == 0
+    assert "6 embedded" in capsys.readouterr().err
+
+
+# -- the watcher ----------------------------------------------------------------------------------
+
+
+def test_the_watcher_embeds_new_entries_and_is_not_held_up_by_the_endpoint(
+    notes: Path, server: LLMServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(vectors, "FILL_RETRY_SECONDS", 0.05)
+    config = configure(notes, server)
+    held = threading.Event()
+    server.push_embeddings(Reply(hold=held))  # the first fill hangs on the endpoint
+    options = WatchOptions(debounce_ms=50, reconcile_seconds=3600, serve=False)
+    thread, stop, errors = watch_in_thread(config, options)
+    try:
+        wait_for(lambda: len(server.embedding_requests) >= 1, "the worker's first request")
+        daily = config.vault / "memory" / "2026-03-01.md"
+        write(daily, "---\ndate: 2026-03-01\n---\n- 09:00 Adopted a kitten from the shelter\n")
+
+        def indexed() -> bool:
+            return any("shelter" in t for t in texts(recall(config, "shelter", as_of=AS_OF, mode="keyword")))
+
+        wait_for(indexed, "the new entry indexed while the endpoint hangs")
+        held.set()
+        wait_for(
+            lambda: "Adopted a kitten from the shelter" in server.embedded_texts(), "the new entry embedded"
+        )
+        with VectorStore(config) as store:
+            wait_for(lambda: store.count() == 7, "every sendable entry in the cache")
+        assert "shelter" in texts(recall(config, "cat", as_of=AS_OF, mode="semantic"))[0]
+    finally:
+        held.set()
+        stop.set()
+        thread.join(timeout=20)
+    assert not errors
+
+
+# -- the same recall everywhere -------------------------------------------------------------------
+
+
+def test_a_served_recall_is_the_in_process_semantic_recall(
+    config: Config, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from vault_tools import service
+
+    argv = ["recall", "kitten", "--vault", str(config.vault), "--as-of", "2026-03-02", "--json", "--explain"]
+    monkeypatch.setenv("VAULT_TOOLS_SERVICE", "off")
+    assert cli.main(argv) == 0
+    in_process = json.loads(capsys.readouterr().out)
+    monkeypatch.delenv("VAULT_TOOLS_SERVICE")
+    options = WatchOptions(debounce_ms=50, reconcile_seconds=3600)
+    thread, stop, errors = watch_in_thread(config, options)
+    try:
+        wait_for(
+            lambda: service.ask(config, "context", {"chat": "direct", "as_of": "2026-03-02"}) is not None,
+            "the service",
+        )
+        answer = service.ask(
+            config,
+            "recall",
+            {
+                "query": "kitten",
+                "chat": "direct",
+                "limit": 10,
+                "max_tokens": 1500,
+                "explain": True,
+                "as_of": "2026-03-02",
+                "mode": None,
+            },
+        )
+        assert answer is not None
+        assert answer["result"] == in_process
+        assert in_process["filters"]["mode"] == "hybrid" and "小猫" in in_process["results"][0]["text"]
+    finally:
+        stop.set()
+        thread.join(timeout=20)
+    assert not errors
+
+
+def test_the_mcp_search_uses_semantic_recall_in_its_chat(config: Config) -> None:
+    from vault_tools.mcp_server import MemoryTools
+
+    direct = MemoryTools(config, "direct").search("kitten")
+    assert direct["filters"]["mode"] == "hybrid" and "小猫" in direct["results"][0]["text"]
+    group = MemoryTools(config, "group").search("kitten cat")
+    assert [hit["text"] for hit in group["results"]] == [
+        "Team offsite planning: the venue has a resident cat"
+    ]

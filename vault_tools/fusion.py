@@ -1,0 +1,85 @@
+"""Fusion: one ranking from the keyword score and the vector similarity of each candidate.
+
+Recall's candidates are the best keyword hits and the most similar entries, both within the same
+filters. Each gets both signals: its keyword score (BM25F x coordination x the priors of
+:func:`vault_tools.ranking.rescore`; 0 when no query word is in it) and its *semantic* score, the
+cosine of its vector with the question's times the same priors (recency, importance, source, the
+word window), so a time phrase ranks vector hits as it ranks keyword hits.
+
+``hybrid`` fuses the two by reciprocal-rank fusion (Cormack et al., 2009):
+``1 / (k + keyword rank) + 1 / (k + semantic rank)``, a missing rank adding nothing. It was
+measured against a linear mix of the max-normalised scores on ``bench/embeddings_bench.py``
+(LoCoMo dev half and our own set, see the README): RRF needs no per-model calibration of
+cosines (MiniLM's sit in 0.2-0.7, OpenAI's in 0.1-0.5) and was the better of the two there.
+``semantic`` ranks by the semantic score alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from vault_tools.ranking import Candidate
+
+__all__ = ["DEFAULT_FUSION", "MODES", "Fusion", "fuse"]
+
+MODES = ("keyword", "semantic", "hybrid")
+
+
+@dataclass(frozen=True)
+class Fusion:
+    """How ``hybrid`` combines the two signals (``bench/embeddings_bench.py`` sweeps these)."""
+
+    method: str = "rrf"  # "rrf" | "linear"
+    rrf_k: float = 60.0
+    keyword_weight: float = 0.5  # linear: the keyword share of the mix
+    semantic_weight: float = 1.0  # rrf: the semantic list's weight (the keyword list's is 1)
+
+
+DEFAULT_FUSION = Fusion()
+
+
+def _priors(candidate: Candidate) -> float:
+    parts = candidate.parts
+    product = 1.0
+    for name in ("recency", "importance", "source", "window"):
+        product *= parts.get(name, 1.0)
+    return product
+
+
+def _ranks(values: Sequence[float]) -> list[int | None]:
+    """1-based rank of each positive value (ties by position), None for the rest."""
+    order = sorted((i for i, v in enumerate(values) if v > 0), key=lambda i: (-values[i], i))
+    ranks: list[int | None] = [None] * len(values)
+    for rank, i in enumerate(order, start=1):
+        ranks[i] = rank
+    return ranks
+
+
+def fuse(candidates: Sequence[Candidate], cosines: Sequence[float | None], mode: str, fusion: Fusion) -> None:
+    """Set ``score`` and ``parts`` of each candidate (already rescored by keywords) for ``mode``."""
+    keyword = [c.score for c in candidates]
+    semantic = [max(cos or 0.0, 0.0) * _priors(c) for c, cos in zip(candidates, cosines, strict=True)]
+    if mode == "semantic":
+        fused = semantic
+    elif fusion.method == "linear":
+        top_k, top_s = max(keyword, default=0.0) or 1.0, max(semantic, default=0.0) or 1.0
+        w = fusion.keyword_weight
+        fused = [w * k / top_k + (1 - w) * s / top_s for k, s in zip(keyword, semantic, strict=True)]
+    else:
+        k_ranks, s_ranks = _ranks(keyword), _ranks(semantic)
+        fused = [
+            (1 / (fusion.rrf_k + kr) if kr else 0.0)
+            + (fusion.semantic_weight / (fusion.rrf_k + sr) if sr else 0.0)
+            for kr, sr in zip(k_ranks, s_ranks, strict=True)
+        ]
+    for candidate, cos, kw, sem, score in zip(candidates, cosines, keyword, semantic, fused, strict=True):
+        candidate.parts = {
+            **candidate.parts,
+            "keyword": kw,
+            "cosine": cos if cos is not None else 0.0,
+            "semantic": sem,
+        }
+        candidate.score = score
