@@ -7,10 +7,9 @@ cosine of its vector with the question's times the same priors (recency, importa
 word window), so a time phrase ranks vector hits as it ranks keyword hits.
 
 ``hybrid`` fuses the two by reciprocal-rank fusion (Cormack et al., 2009):
-``1 / (k + keyword rank) + 1 / (k + semantic rank)``, a missing rank adding nothing. It was
-measured against a linear mix of the max-normalised scores on ``bench/embeddings_bench.py``
-(LoCoMo dev half and our own set, see the README): RRF needs no per-model calibration of
-cosines (MiniLM's sit in 0.2-0.7, OpenAI's in 0.1-0.5) and was the better of the two there.
+``1 / (k + keyword rank) + 1 / (k + semantic rank)``, a missing rank adding nothing; a linear
+mix of the max-normalised scores is the alternative ``bench/embeddings_bench.py`` measures it
+against. RRF needs no calibration of a model's cosines (MiniLM's sit in 0.2-0.7, others' elsewhere).
 ``semantic`` ranks by the semantic score alone.
 """
 
