@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import shutil
 import signal
@@ -17,6 +18,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers import wait_for, watch_in_thread, write
@@ -38,6 +40,16 @@ def found(config: Config, word: str) -> list[IndexedEntry]:
     return Index(config).read(
         lambda s: [IndexedEntry.from_fields(h.fields()) for h in s.search(Term(F_TEXT, term), limit=50)]
     )
+
+
+def delete_folder(path: Path) -> None:
+    """``rm -rf`` until it is gone (a watcher writing its state meanwhile makes one pass fail)."""
+
+    def deleted() -> bool:
+        shutil.rmtree(path, ignore_errors=True)
+        return not path.exists()
+
+    wait_for(deleted, f"{path} deleted")
 
 
 def paths_with(config: Config, word: str) -> set[str]:
@@ -566,6 +578,7 @@ def test_sigterm_during_a_long_first_reconcile(vault: Path, config: Config) -> N
 READER_SCRIPT = """
 import sys, time
 from pathlib import Path
+from typing import Any
 from vault_tools.config import load_config
 from vault_tools.recall import recall
 config = load_config(Path(sys.argv[1]))
@@ -627,9 +640,43 @@ def test_a_watcher_started_by_hand_exits_once_when_its_vault_folder_is_deleted(
         lambda: float(ix.read_json(ix.watch_state_path(config)).get("last_reconcile") or 0) >= started,
         "the first reconcile",
     )
-    shutil.rmtree(config.vault)
+    delete_folder(config.vault)
     wait_for(lambda: not thread.is_alive(), "the watcher to exit")
     stop.set()
     assert not errors and not config.vault.exists()  # exited without re-creating the vault
     gone = [r for r in caplog.records if "was deleted; the watcher exits" in r.getMessage()]
     assert len(gone) == 1
+
+
+@pytest.mark.parametrize(
+    "stage", ["before the recall service", "before the observer", "in the first reconcile"]
+)
+def test_a_vault_deleted_while_the_watcher_starts_ends_it_with_one_message(
+    config: Config, stage: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """No traceback, no endless warnings, and the vault is not re-created (not even .vault-tools/)."""
+    from vault_tools import service, watch
+
+    Index(config).rebuild()  # so the recall service's warm-up only opens it (no build to cut short)
+
+    def deleting_first(real: Any) -> Any:
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            delete_folder(config.vault)
+            return real(*args, **kwargs)
+
+        return wrapper
+
+    if stage == "before the recall service":
+        monkeypatch.setattr(service.RecallService, "start", deleting_first(service.RecallService.start))
+    elif stage == "before the observer":
+        monkeypatch.setattr(watch.Watcher, "start_observer", deleting_first(watch.Watcher.start_observer))
+    else:
+        monkeypatch.setattr(Index, "reconcile", deleting_first(Index.reconcile))
+    thread, stop, errors = watch_in_thread(config, FAST)
+    wait_for(lambda: not thread.is_alive(), "the watcher to exit")
+    stop.set()
+    assert not errors, errors
+    assert not config.vault.exists()
+    gone = [r for r in caplog.records if "was deleted; the watcher exits" in r.getMessage()]
+    assert len(gone) == 1
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING and r not in gone]

@@ -257,6 +257,8 @@ class RecallService:
         try:
             self._server = self._bind()
         except OSError as exc:
+            if not self.config.vault.is_dir():
+                return False  # the vault was deleted: the watcher says so, once, and exits
             logging.getLogger("vault_tools.service").warning(
                 "%s: could not listen for recall requests (%s); recall runs in-process instead",
                 self.path,
@@ -281,7 +283,10 @@ class RecallService:
                 line = self.rfile.readline(MAX_REQUEST_BYTES)
                 self.wfile.write(json.dumps(service.reply(line), ensure_ascii=False).encode() + b"\n")
 
-        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if self.path.parent == self.config.state_dir:
+            self.config.make_state_dir()  # never the vault itself: a deleted vault stays deleted
+        else:
+            self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         with contextlib.suppress(FileNotFoundError):
             self.path.unlink()  # a socket a killed watcher left: we hold the watch lock now
         old_umask = os.umask(0o177)

@@ -312,6 +312,7 @@ class Watcher:
         self._indexed = threading.Condition()
         self._indexed_through = 0  # the events whose changes the index holds
         self._failing = False  # the last batch or reconcile failed (and is retried)
+        self._gone = False  # the vault folder was deleted: said once, then the watcher exits
 
     def wait_indexed(self, timeout: float) -> str | None:
         """Wait until every change observed so far is indexed; None then, else why not.
@@ -394,27 +395,45 @@ class Watcher:
 
     # -- loop ---------------------------------------------------------------------------------
 
+    def vault_gone(self) -> bool:
+        """Whether the vault folder was deleted (said once, in the log); the watcher then exits."""
+        if not self._gone and not self.config.vault.is_dir():
+            self._gone = True
+            log.error("%s was deleted; the watcher exits", self.config.vault)
+        return self._gone
+
+    def observe(self) -> bool:
+        """(Re)start the observer; False when the vault is gone (then the watcher exits)."""
+        try:
+            if self.vault_gone():  # e.g. while the recall service started
+                return False
+            self.stop_observer()
+            self.start_observer()
+        except OSError:
+            if self.vault_gone():
+                return False
+            raise
+        return True
+
     def run(self) -> WatchState:
         """Observe, reconcile once, then apply batches and reconcile on the timer until stopped."""
-        self.start_observer()  # first, so edits made during the first reconcile are not missed
+        if not self.observe():  # first, so edits made during the first reconcile are not missed
+            return self.state
         self.state.write(self.config)
         next_reconcile = time.monotonic() + self.reconcile_delay(self.reconcile())
         next_heartbeat = time.monotonic() + self.options.heartbeat_seconds
         while not self.stop.is_set():
             now = time.monotonic()
             batch = self.batcher.take(self.stop, min(next_reconcile, next_heartbeat) - now)
-            if self.stop.is_set():
-                break
-            if not self.config.vault.is_dir():
-                log.error("%s was deleted; the watcher exits", self.config.vault)
+            if self.stop.is_set() or self.vault_gone():
                 break
             if batch:
                 self.apply(batch, self.batcher.taken_through)
             self.watch_memory()
             if self.observer is None or not self.observer.is_alive():
                 log.warning("the file observer stopped; restarting it and reconciling")
-                self.stop_observer()
-                self.start_observer()
+                if not self.observe():
+                    break
                 next_reconcile = 0.0
             now = time.monotonic()
             if now >= next_reconcile:
@@ -493,6 +512,8 @@ class Watcher:
         return True
 
     def fail(self, exc: BaseException, batch: set[Path]) -> None:
+        if self.vault_gone():
+            return  # not an error to retry: the loop ends
         self.state.errors += 1
         self.state.last_error = f"{type(exc).__name__}: {exc}"
         log.warning("will retry: %s", self.state.last_error)
