@@ -73,14 +73,14 @@ def probe(config: Config) -> dict[str, object] | None:
 
 
 @contextlib.contextmanager
-def serving(config: Config) -> Iterator[threading.Thread]:
+def serving(config: Config, options: WatchOptions = FAST) -> Iterator[threading.Thread]:
     """A watcher thread (real observer, real socket), stopped after the block."""
     stop = threading.Event()
     errors: list[BaseException] = []
 
     def target() -> None:
         try:
-            run_watch(config, stop_event=stop, options=FAST)
+            run_watch(config, stop_event=stop, options=options)
         except BaseException as exc:
             errors.append(exc)
 
@@ -264,6 +264,8 @@ def test_a_served_recall_does_not_wait_for_a_watcher_whose_batches_fail(
     """It answers from what is indexed, stale, and says why (not "still indexing" after 5 s)."""
     from vault_tools.index import Index
 
+    monkeypatch.setattr(service, "SETTLE_TIMEOUT", 3600.0)  # only the watcher's reasons end the wait
+    monkeypatch.setattr(service, "ANSWER_TIMEOUT", 10.0)  # how long this test's client waits
     config = load_config(vault)
     real_update = Index.update
     broken = threading.Event()
@@ -293,6 +295,54 @@ def test_a_served_recall_does_not_wait_for_a_watcher_whose_batches_fail(
                 and bool(a["result"]["results"])
             ),
             "the retried batch",
+        )
+
+
+#: Another process writing the index (as a rebuild would) until it is killed.
+INDEX_WRITER = r"""
+import sys, time
+from pathlib import Path
+from vault_tools import locks
+from vault_tools.config import load_config
+with locks.hold(load_config(Path(sys.argv[1])), "index", timeout=10, what="rebuilding the index"):
+    print("held", flush=True)
+    time.sleep(120)
+"""
+
+
+def test_a_served_recall_does_not_wait_for_a_batch_that_waits_for_another_index_writer(
+    vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The batch waits its lock timeout; the answer comes from what is indexed and says who writes."""
+    monkeypatch.setattr(service, "SETTLE_TIMEOUT", 3600.0)
+    monkeypatch.setattr(service, "ANSWER_TIMEOUT", 10.0)
+    config = load_config(vault)
+    watchers = recorded_watchers(monkeypatch)
+    with serving(config, replace(FAST, lock_timeout=3600.0)):
+        writer = subprocess.Popen(
+            [sys.executable, "-c", INDEX_WRITER, str(vault)], stdout=subprocess.PIPE, text=True
+        )
+        try:
+            assert writer.stdout is not None and writer.stdout.readline().strip() == "held"
+            seen = watchers[0].batcher.events
+            with (vault / "memory" / "2026-03-11.md").open("a", encoding="utf-8") as handle:
+                handle.write("- 21:00 Booked the 量子纠缠 lecture for Friday\n")
+            wait_for(lambda: watchers[0].batcher.events > seen, "the watcher to see the edit")
+            answer = service.ask(config, "recall", recall_params("Deployed billing"))
+            assert answer is not None and answer["result"]["stale"] is True
+            expected = f"(pid {writer.pid}, rebuilding the index) is writing the index"
+            assert any(expected in w for w in answer["warnings"]), answer["warnings"]
+            assert answer["result"]["results"], "what is indexed is still answered"
+        finally:
+            writer.kill()
+            writer.communicate()
+        wait_for(
+            lambda: (
+                (a := service.ask(config, "recall", recall_params("量子纠缠"))) is not None
+                and a["result"]["stale"] is False
+                and bool(a["result"]["results"])
+            ),
+            "the batch, once the lock is free",
         )
 
 

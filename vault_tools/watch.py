@@ -47,6 +47,7 @@ from vault_tools import locks
 from vault_tools.config import Config, holds_memory
 from vault_tools.errors import LockedError, VaultError
 from vault_tools.index import (
+    LOCK_NAME,
     Index,
     UpdateReport,
     is_note_dir_rel,
@@ -71,6 +72,9 @@ IGNORED_NAMES = ("*.swp", "*.swx", "*.swo", "*~", ".#*", "#*#", "4913", "*.tmp",
 
 #: Segment merges wait until no event came for this long (a save never waits for a merge).
 IDLE_MAINTAIN_SECONDS = 5.0
+#: A batch still not indexed after this long, with another process holding the index lock, is
+#: waiting for that process: a served recall stops waiting for it (see Watcher.wait_indexed).
+LOCK_WAIT_SECONDS = 0.5
 
 
 @dataclass(frozen=True)
@@ -313,6 +317,7 @@ class Watcher:
         self._indexed_through = 0  # the events whose changes the index holds
         self._failing = False  # the last batch or reconcile failed (and is retried)
         self._gone = False  # the vault folder was deleted: said once, then the watcher exits
+        self._applying_since: float | None = None  # monotonic start of the batch being indexed
 
     def wait_indexed(self, timeout: float) -> str | None:
         """Wait until every change observed so far is indexed; None then, else why not.
@@ -322,15 +327,37 @@ class Watcher:
         when indexing fails: the retry would fail the same way, and the caller is told so.
         """
         target = self.batcher.events
+        deadline = time.monotonic() + timeout
         with self._indexed:
             if self._indexed_through < target:
                 self.batcher.hurry()
-            self._indexed.wait_for(lambda: self._indexed_through >= target or self._failing, timeout)
-            if self._indexed_through >= target:
-                return None
-            if self._failing:
-                return f"the watcher could not index the latest edits ({self.state.last_error}); see its log"
-        return f"the watcher is still indexing edits saved in the last {timeout:g} s"
+            while self._indexed_through < target:
+                if self._failing:
+                    return (
+                        f"the watcher could not index the latest edits ({self.state.last_error}); see its log"
+                    )
+                holder = self._blocked_by()
+                if holder is not None:
+                    return f"{holder} is writing the index; the latest edits are indexed once it is done"
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return f"the watcher is still indexing edits saved in the last {timeout:g} s"
+                self._indexed.wait(min(left, 0.1))
+        return None
+
+    def _blocked_by(self) -> str | None:
+        """Who holds the index lock that this watcher's batch has been waiting for (None: nobody).
+
+        Another process writing the index (a rebuild, ``doctor --fix``) can keep a batch waiting
+        for its whole lock timeout; a served recall is not held up behind that.
+        """
+        since = self._applying_since
+        if since is None or time.monotonic() - since < LOCK_WAIT_SECONDS:
+            return None
+        pid = locks.owner(self.config, LOCK_NAME).get("pid")
+        if not isinstance(pid, int) or pid == os.getpid() or not pid_alive(pid):
+            return None  # this watcher holds it (it is indexing), or nobody does
+        return locks.describe_owner(self.config, LOCK_NAME)
 
     # -- observer -----------------------------------------------------------------------------
 
@@ -447,7 +474,7 @@ class Watcher:
 
     def apply(self, batch: set[Path], through: int) -> None:
         """Index ``batch``, which holds the changes of the first ``through`` events."""
-        started = time.monotonic()
+        started = self._applying_since = time.monotonic()
         try:
             report = apply_changes(self.index, batch, should_stop=self.stop.is_set)
         except (LockedError, OSError, VaultError) as exc:
@@ -457,6 +484,8 @@ class Watcher:
             log.exception("indexing a batch failed")
             self.fail(exc, batch)
             return
+        finally:
+            self._applying_since = None
         if report.interrupted:
             return
         with self._indexed:
@@ -488,6 +517,7 @@ class Watcher:
 
     def reconcile(self) -> bool:
         """A full stat-based sync (the safety net for missed events). False when it failed."""
+        self._applying_since = time.monotonic()
         try:
             report = self.index.reconcile(should_stop=self.stop.is_set, merge=False)  # merges wait for idle
         except (LockedError, OSError, VaultError) as exc:
@@ -497,6 +527,8 @@ class Watcher:
             log.exception("reconciling failed")
             self.fail(exc, set())
             return False
+        finally:
+            self._applying_since = None
         if report.interrupted:
             return False
         for warning in report.warnings:
