@@ -141,7 +141,7 @@ def test_cli_context_json(config: Config, capsys: pytest.CaptureFixture[str]) ->
     assert code == 0
     assert {"chat", "max_tokens", "tokens", "sections", "warnings", "stale", "markdown"} <= set(data)
     assert data["chat"] == "group" and data["stale"] is False
-    assert [s["key"] for s in data["sections"]] == ["memory", "today", "yesterday"]
+    assert [s["key"] for s in data["sections"]] == ["memory", "upcoming", "today", "yesterday"]
 
 
 def test_cli_context_text(config: Config, capsys: pytest.CaptureFixture[str]) -> None:

@@ -354,6 +354,16 @@ def cmd_heartbeat(args: argparse.Namespace, out: Output) -> int:
     return 0
 
 
+def cmd_upcoming(args: argparse.Namespace, out: Output) -> int:
+    from vault_tools.upcoming import find_upcoming
+
+    config = config_for(args, out)
+    result = find_upcoming(config, days=args.days, as_of=args.as_of, chat=args.chat)
+    out.result_warnings(result.warnings)
+    out.result(result, result.render)
+    return 0
+
+
 def cmd_sync(args: argparse.Namespace, out: Output) -> int:
     from vault_tools.sync import run_sync
 
@@ -518,6 +528,16 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     beat.add_argument("--no-llm", action="store_true", help="use the offline rules even if a model is set up")
     beat.add_argument(
         "--if-due", action="store_true", help="run only if the last run is older than the interval"
+    )
+    upcoming = add(
+        "upcoming",
+        "items whose date is still ahead (tomorrow, next Wednesday, 3月14日), soonest first",
+        cmd_upcoming,
+    )
+    upcoming.add_argument("--days", type=int, default=14, metavar="N", help="look N days ahead (default 14)")
+    upcoming.add_argument("--as-of", type=parse_date, metavar="DATE", help="treat DATE (YYYY-MM-DD) as today")
+    upcoming.add_argument(
+        "--chat", metavar="CHAT", help="direct, group or unknown (default: $VAULT_TOOLS_CHAT, else direct)"
     )
     add("sync", "fetch the remote's commits, bring them in (your text wins), push; never forces", cmd_sync)
     undo = add("undo", "revert one heartbeat commit with a new commit", cmd_undo)

@@ -1,11 +1,14 @@
 """Context: what an agent loads at the start of a session, within a token budget.
 
-Design. Three sections, read straight from the files (they are the truth and there are only
-three of them, so no index and nothing stale):
+Design. Four sections, read straight from the files (they are the truth and there are only
+a few of them, so no index and nothing stale):
 
 * **Long-term memory** (``MEMORY.md``), in a direct chat only: the items that have not expired
   (``[expires:: 2026-04-01]`` before today drops an item), grouped under their headings, most
   important first (``[importance:: 0.8]``; 0.5 when unset; newer first on ties).
+* **Coming up**: items of the daily notes and MEMORY.md whose date is in the next
+  :data:`UPCOMING_DAYS` days ("tomorrow", "next Wednesday", "下周三", ``2026-03-14``), soonest
+  first (:mod:`vault_tools.upcoming`).
 * **Today** and **Yesterday**: the gist of the two daily notes. Each entry's weight is its
   importance field when it has one, else 0.5 raised by decision/lesson/preference words and
   tags (``#decision``, ``决定``, "prefer", ``#remember``...) and lowered for chatter (greetings,
@@ -13,7 +16,7 @@ three of them, so no index and nothing stale):
 
 Every entry passes :func:`vault_tools.privacy.entry_visible` for the chat, so a group or unknown
 chat sees only ``shared`` daily entries and never MEMORY.md. The budget is shared out as
-:data:`SHARES` (memory / today / yesterday); what one section leaves unused goes to the others,
+:data:`SHARES` (memory / coming up / today / yesterday); what one section leaves unused goes to the others,
 and the rendered Markdown is checked against the budget with :func:`vault_tools.tokens.count_tokens`.
 """
 
@@ -36,7 +39,9 @@ if TYPE_CHECKING:
 __all__ = ["ContextItem", "ContextResult", "ContextSection", "build_context"]
 
 #: Share of the budget each section may use before the others have had theirs.
-SHARES = {"memory": 0.5, "today": 0.3, "yesterday": 0.2}
+SHARES = {"memory": 0.5, "upcoming": 0.15, "today": 0.3, "yesterday": 0.2}
+#: How far ahead the "Coming up" section looks.
+UPCOMING_DAYS = 7
 MIN_BUDGET = 50
 
 _WEIGHTY_TAGS = {
@@ -70,13 +75,14 @@ class ContextItem:
     section: str
     tags: list[str]
     weight: float
+    when: str | None = None  # a "Coming up" item's day, as shown ("2026-03-14 Sat, tomorrow")
 
 
 @dataclass
 class ContextSection:
     """A block of the context: long-term memory, today or yesterday."""
 
-    key: str  # "memory" | "today" | "yesterday"
+    key: str  # "memory" | "upcoming" | "today" | "yesterday"
     title: str
     path: str | None
     date: str | None
@@ -119,6 +125,8 @@ def render_sections(sections: list[ContextSection], chat: str) -> str:
         lines = [f"## {section.title}"]
         if section.key == "memory":
             lines += _render_memory(section.items)
+        elif section.key == "upcoming":
+            lines += [_upcoming_bullet(item) for item in section.items]
         else:
             lines += [_bullet(item) for item in section.items]
         if section.omitted:
@@ -140,8 +148,15 @@ def _render_memory(items: list[ContextItem]) -> list[str]:
     return lines
 
 
+def _upcoming_bullet(item: ContextItem) -> str:
+    """``- 2026-03-14 Sat, tomorrow: text``: the day first, then what is due."""
+    return f"- {item.when}: {item.text}"
+
+
 def _bullet(item: ContextItem, *, dated: bool = False) -> str:
     """One entry as a bullet: ``HH:MM`` first when it has one; ``(date)`` after a MEMORY item."""
+    if item.when is not None:
+        return _upcoming_bullet(item)
     prefix = f"{item.time} " if item.time else ""
     suffix = f" ({item.date})" if dated and item.date else ""
     body = "\n  ".join(line for line in item.text.splitlines() if line.strip())
@@ -243,6 +258,7 @@ def _candidates(config: Config, chat: Chat, as_of: dt.date, warnings: list[str])
     ranked = sorted(entries, key=lambda e: (-entry_weight(e), -(e.date or dt.date.min).toordinal()))
     memory.items = [_item(e, entry_weight(e)) for e in ranked]
     sections.append(memory)
+    sections.append(_upcoming(config, chat, as_of, warnings))
     for key, title, day in (
         ("today", "Today", as_of),
         ("yesterday", "Yesterday", as_of - dt.timedelta(days=1)),
@@ -262,12 +278,36 @@ def _candidates(config: Config, chat: Chat, as_of: dt.date, warnings: list[str])
     return sections
 
 
+def _upcoming(config: Config, chat: Chat, as_of: dt.date, warnings: list[str]) -> ContextSection:
+    from vault_tools.upcoming import find_upcoming
+
+    result = find_upcoming(config, days=UPCOMING_DAYS, as_of=as_of, chat=chat)
+    section = ContextSection("upcoming", "Coming up", None, None)
+    for found in result.items:
+        section.items.append(
+            ContextItem(
+                path=found.path,
+                line=found.line,
+                text=found.text,
+                date=found.date,
+                time=None,
+                section="",
+                tags=[],
+                weight=1.0,
+                when=found.when,
+            )
+        )
+    warnings.extend(w for w in result.warnings if w not in warnings)
+    return section
+
+
 def _fit(sections: list[ContextSection], chat: str, budget: int) -> None:
     """Keep the most important items of each section that fit ``budget`` (in place)."""
     pools = {s.key: list(s.items) for s in sections}
     for section in sections:
         section.items = []
-    spent = count_tokens(render_sections([], chat)) + 8 * len(sections)  # headings and notes
+    spent = count_tokens(render_sections([], chat))
+    heading = 8  # a section's heading and "more not shown" note, paid with its first item
     shares = {k: SHARES[k] for k in pools if pools[k]}
     total_share = sum(shares.values()) or 1.0
     by_key = {s.key: s for s in sections}
@@ -280,21 +320,22 @@ def _fit(sections: list[ContextSection], chat: str, budget: int) -> None:
             while pools[key]:
                 item = pools[key][0]
                 cost = count_tokens(_bullet(item, dated=dated)) + 1
-                if spent + cost > budget or (not final_pass and used + cost > allowance):
-                    room = budget - spent - 4
+                first = 0 if section.items else heading
+                if spent + first + cost > budget or (not final_pass and used + cost > allowance):
+                    room = budget - spent - first - 4
                     if final_pass and not section.items and room >= 16:
                         item.text = truncate_to_tokens(item.text, room)
                         section.items.append(pools[key].pop(0))
-                        spent += count_tokens(_bullet(item, dated=dated)) + 1
+                        spent += first + count_tokens(_bullet(item, dated=dated)) + 1
                     break
                 section.items.append(pools[key].pop(0))
-                spent += cost
+                spent += first + cost
                 used += cost
     for section in sections:
         section.omitted = len(pools[section.key])
     # The estimate of the parts can differ from the whole by a few tokens: trim until it fits.
     while count_tokens(render_sections(sections, chat)) > budget:
-        fullest = max(sections, key=lambda s: len(s.items))
+        fullest = max(reversed(sections), key=lambda s: len(s.items))  # ties: the later section
         if not fullest.items:
             break
         fullest.items.pop()

@@ -656,3 +656,221 @@ def parse_when(value: str, as_of: datetime.date, *, end: bool = False) -> dateti
     if bound is None:
         raise UsageError(f"cannot read {value!r} as a date; accepted forms: {_ACCEPTED}")
     return bound
+
+
+# --- dates a note names, read forward from the day it was written -------------------------------
+#
+# Recall reads time words backwards ("on Friday" in a question is the Friday before today); a note
+# that says "dentist on Friday" means the Friday after the day it was written. These rules read a
+# line of a note for the days it names, resolved against the note's own date (:func:`dates_named`).
+# A weekday alone names a day of every week ("Friday deploys are banned", "周五不发版"), not a date:
+# it becomes one only with a word that points at one week ("next/this/coming Friday", "下周三",
+# "本周五"), a preposition that makes it an appointment or a deadline ("on/by/before/until Friday",
+# "周五前"), a clock time right after it ("Friday at 3pm", "周六早上八点"; "周五下午不要部署" and
+# "Thursday evenings are quiet" name no clock, so they stay rules), or when the line is an open
+# task ("- [ ] 周三在家等装网络的师傅"). A plural or "every" ("on Fridays", "每周五") is a habit, and
+# "on Friday" in a sentence told afterwards ("we had…", "better than on Friday") is the past.
+
+
+@dataclass(frozen=True)
+class DateMention:
+    """A day named in a line of a note: when, and the words that name it."""
+
+    day: datetime.date
+    phrase: str
+    start: int
+    end: int
+
+
+_FWD_PAST = re.compile(
+    r"\b(?:was|were|did|had|went|happened|got|met|saw|ate|spent|yesterday|ago|last|than|since)\b",
+    re.IGNORECASE,
+)
+_CLOCK_AFTER = re.compile(
+    r"\s*,?\s*(?:(?:at|from)\s+)?(?:[0-9]{1,2}(?::[0-9]{2})?\s*(?:am|pm|h\b|o'?clock)|[0-9]{1,2}:[0-9]{2})",
+    re.IGNORECASE,
+)
+_CN_CLOCK_AFTER = re.compile(
+    r"\s*(?:早上|上午|中午|下午|晚上|傍晚|早|晚)?\s*(?:[0-9]{1,2}|[一二两三四五六七八九十]{1,3})\s*(?:点|:|：|[–\-~到至])"
+    r"|\s*(?:之?前|截止)"
+)
+_OPEN_TASK = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])\s+\[ \]")
+
+
+def _nearest(month: int, day: int, year: int | None, written: datetime.date) -> datetime.date | None:
+    """``month``/``day`` in ``year``, or without one the occurrence nearest the note's date
+    ("March 2" written on March 10 is the one eight days before, not next year's)."""
+    if year is not None:
+        return datetime.date(year, month, day)
+    found = []
+    for candidate_year in (written.year - 1, written.year, written.year + 1):
+        try:
+            found.append(datetime.date(candidate_year, month, day))
+        except ValueError:
+            continue
+    return min(found, key=lambda d: (abs((d - written).days), d)) if found else None
+
+
+def _on_or_after(written: datetime.date, weekday: int, *, strictly: bool = False) -> datetime.date:
+    ahead = (weekday - written.weekday()) % 7
+    return written + (ahead or (7 if strictly else 0)) * _DAY
+
+
+def _fwd_iso(m: re.Match[str], written: datetime.date, line: str) -> datetime.date | None:
+    return datetime.date(int(m["y"]), int(m["m"]), int(m["d"]))
+
+
+def _fwd_month_day(m: re.Match[str], written: datetime.date, line: str) -> datetime.date | None:
+    name = m["mon"].lower().rstrip(".")
+    month = _MONTHS.get(name) or _MONTH_ABBREVIATIONS[name]
+    return _nearest(month, int(m["day"]), int(m["year"]) if m["year"] else None, written)
+
+
+def _fwd_relative_day(m: re.Match[str], written: datetime.date, line: str) -> datetime.date | None:
+    words = m[0].lower()
+    if "after" in words or words in ("后天",):
+        return written + 2 * _DAY
+    if words == "大后天":
+        return written + 3 * _DAY
+    return written + _DAY
+
+
+def _fwd_in_n(m: re.Match[str], written: datetime.date, line: str) -> datetime.date | None:
+    number = _en_int(m["n"]) if m["n"] else _cn_int(m["cn"])
+    unit = (m["u"] or m["cu"] or "day").lower()
+    return written + number * (7 if unit.startswith(("week", "周", "星期", "礼拜")) else 1) * _DAY
+
+
+def _fwd_weekday_word(m: re.Match[str], written: datetime.date, line: str) -> datetime.date | None:
+    weekday = _WEEKDAYS.index(m["wd"].lower())
+    mod = " ".join(m["mod"].lower().split())
+    if mod == "next":
+        return _week(written)[0] + 7 * _DAY + weekday * _DAY
+    if mod == "this":
+        return _week(written)[0] + weekday * _DAY
+    return _on_or_after(written, weekday, strictly=True)  # coming, this coming
+
+
+def _sentence_at(line: str, start: int, end: int) -> str:
+    left = max(line.rfind(c, 0, start) for c in ".!?;。！？；")
+    rights = [i for i in (line.find(c, end) for c in ".!?;。！？；") if i >= 0]
+    return line[left + 1 : min(rights) if rights else len(line)]
+
+
+def _fwd_weekday_plain(m: re.Match[str], written: datetime.date, line: str) -> datetime.date | None:
+    """ "on/by/before Friday", "Friday at 3pm", or a bare weekday in an open task."""
+    if re.search(r"\bevery\s+$", line[: m.start()], re.IGNORECASE):
+        return None
+    prep = (m["prep"] or "").lower()
+    timed = bool(_CLOCK_AFTER.match(line, m.end()))
+    if not prep and not timed and not _OPEN_TASK.match(line):
+        return None
+    if prep in ("on", "") and _FWD_PAST.search(_sentence_at(line, m.start(), m.end())):
+        return None  # "On Friday we had a great dinner": told afterwards, not planned
+    return _on_or_after(written, _WEEKDAYS.index(m["wd"].lower()))
+
+
+def _fwd_zh_date(m: re.Match[str], written: datetime.date, line: str) -> datetime.date | None:
+    year: int | None = int(m["y"]) if m["y"] else None
+    if m["ry"]:
+        year = written.year + ("今年", "明年", "后年").index(m["ry"])
+    return _nearest(_cn_int(m["m"]), _cn_int(m["d"]), year, written)
+
+
+def _fwd_zh_week(m: re.Match[str], written: datetime.date, line: str) -> datetime.date | None:
+    weeks = {"下下": 2, "下": 1}.get((m["rel"] or "").removesuffix("个"), 0)
+    return _week(written)[0] + (7 * weeks + _CN_WEEKDAYS[m["d"]]) * _DAY
+
+
+def _fwd_zh_weekday_plain(m: re.Match[str], written: datetime.date, line: str) -> datetime.date | None:
+    if not _CN_CLOCK_AFTER.match(line, m.end()) and not _OPEN_TASK.match(line):
+        return None
+    return _on_or_after(written, _CN_WEEKDAYS[m["d"]])
+
+
+_FwdResolver = Callable[[re.Match[str], datetime.date, str], "datetime.date | None"]
+_CN_WEEKDAY_WORD = r"(?:周|星期|礼拜)(?P<d>[一二三四五六日天])"
+# As _NOT_A_WORD_AFTER_WEEKDAY, but 下午 after a weekday is its afternoon ("周五下午三点").
+_NOT_A_WORD_AFTER_WEEKDAY_FWD = "(?!直|起|样|般|些|切|定|点|次|个|致|共|向|边|旦|度|时|下(?!午))"
+_FORWARD_RULES: tuple[tuple[re.Pattern[str], _FwdResolver], ...] = (
+    (
+        re.compile(r"(?<![0-9A-Za-z])(?P<y>[0-9]{4})([-/])(?P<m>[0-9]{1,2})\2(?P<d>[0-9]{1,2})(?![0-9])"),
+        _fwd_iso,
+    ),
+    (
+        re.compile(
+            rf"\b(?P<mon>{_MONTH_NAMES})\.?\s+(?P<day>[0-9]{{1,2}})(?:st|nd|rd|th)?\b(?:,?\s+(?P<year>[0-9]{{4}})\b)?",
+            re.IGNORECASE,
+        ),
+        _fwd_month_day,
+    ),
+    (
+        re.compile(
+            rf"\b(?P<day>[0-9]{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<mon>{_MONTH_NAMES})\b\.?(?:,?\s+(?P<year>[0-9]{{4}})\b)?",
+            re.IGNORECASE,
+        ),
+        _fwd_month_day,
+    ),
+    (re.compile(r"\b(?:the\s+)?day\s+after\s+tomorrow\b|\btomorrow\b", re.IGNORECASE), _fwd_relative_day),
+    (re.compile(r"大后天|(?<![今明先落])后天|明天|明早|明晚|明日(?!香)"), _fwd_relative_day),
+    (
+        re.compile(
+            rf"\bin\s+(?P<n>{_EN_NUM})\s+(?P<u>day|week)s?\b|(?P<cn>{_CN_NUM})\s*(?P<cu>天|周|个?星期|个?礼拜)(?:以|之)?后",
+            re.IGNORECASE,
+        ),
+        _fwd_in_n,
+    ),
+    (
+        re.compile(rf"\b(?P<mod>next|this\s+coming|this|coming)\s+(?P<wd>{_WEEKDAY_NAMES})\b", re.IGNORECASE),
+        _fwd_weekday_word,
+    ),
+    (
+        re.compile(
+            rf"(?:\b(?P<prep>on|by|before|until|till|due)\s+)?\b(?P<wd>{_WEEKDAY_NAMES})\b", re.IGNORECASE
+        ),
+        _fwd_weekday_plain,
+    ),
+    (
+        re.compile(
+            r"(?:(?<![0-9])(?P<y>[0-9]{4})年|(?P<ry>今年|明年|后年))?"
+            rf"(?<![0-9一二两三四五六七八九十])(?P<m>{_CN_MONTH})月(?P<d>{_CN_MONTH_DAY})[日号]"
+        ),
+        _fwd_zh_date,
+    ),
+    (re.compile(rf"(?P<rel>下下个?|下个?|这个?|本){_CN_WEEKDAY_WORD}"), _fwd_zh_week),
+    (
+        re.compile(
+            rf"(?<![上下这本每个0-9一二两三四五六七八九十]){_CN_WEEKDAY_WORD}{_NOT_A_WORD_AFTER_WEEKDAY_FWD}"
+        ),
+        _fwd_zh_weekday_plain,
+    ),
+)
+
+
+def dates_named(line: str, written: datetime.date | None) -> list[DateMention]:
+    """The days ``line`` names, read forward from ``written`` (the note's date), in line order.
+
+    ``2026-03-14``, ``March 14``, ``14 March 2027``, ``3月14日`` are read as written (without a
+    year, the occurrence nearest ``written``); "tomorrow", "in 3 days", "next Wednesday",
+    "on Friday", "明天", "下周三", "3天后" are resolved against ``written`` and are skipped when it
+    is None (an undated note). A weekday alone is not a date (see the comment above). Of phrases
+    that overlap, the one that starts first (then the longer) wins; a phrase that names no real day is left out.
+    """
+    found: list[DateMention] = []
+    for pattern, resolve in _FORWARD_RULES:
+        for m in pattern.finditer(line):
+            if written is None and not (m.groupdict().get("y") or m.groupdict().get("year")):
+                continue  # an undated note: only a date with its year means a day
+            try:
+                day = resolve(m, written or datetime.date.min, line)
+            except (ValueError, OverflowError, KeyError):
+                continue
+            if day is not None:
+                found.append(DateMention(day, m[0].strip(), m.start(), m.end()))
+    found.sort(key=lambda d: (d.start, -(d.end - d.start)))
+    kept: list[DateMention] = []
+    for mention in found:
+        if any(mention.start < k.end and k.start < mention.end for k in kept):
+            continue
+        kept.append(mention)
+    return kept

@@ -1,0 +1,177 @@
+"""Upcoming: dates read from a line or resolved against the note's own date; what is a reminder."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+
+import pytest
+from helpers import write
+
+from vault_tools import cli, notes
+from vault_tools.config import load_config
+from vault_tools.context import build_context
+from vault_tools.timewords import dates_named
+from vault_tools.upcoming import dates_of, find_upcoming, next_date
+
+D = dt.date
+
+
+def named(line: str, written: D | None) -> list[tuple[str, str]]:
+    return [(m.day.isoformat(), m.phrase) for m in dates_named(line, written)]
+
+
+@pytest.mark.parametrize(
+    ("line", "written", "expected"),
+    [
+        # read from the line
+        ("Renew the passport by 2027-01-15", D(2026, 11, 26), "2027-01-15"),
+        ("Dentist March 14 at 9", D(2026, 3, 9), "2026-03-14"),
+        ("Flight on 14 March 2027", D(2026, 11, 26), "2027-03-14"),
+        ("3月14日交季度报告", D(2026, 3, 9), "2026-03-14"),
+        ("2027年1月3日搬家", D(2026, 12, 20), "2027-01-03"),
+        # resolved against the note's date, also across month and year ends
+        ("Call the bank tomorrow", D(2026, 3, 9), "2026-03-10"),
+        ("Call the bank tomorrow", D(2026, 12, 31), "2027-01-01"),
+        ("明天早上十点开合同会", D(2026, 2, 28), "2026-03-01"),
+        ("后天去医院复查", D(2026, 12, 30), "2027-01-01"),
+        ("the day after tomorrow: demo", D(2026, 1, 30), "2026-02-01"),
+        ("Release next Tuesday", D(2026, 11, 26), "2026-12-01"),  # a Thursday: next week's Tuesday
+        ("Offsite next Wednesday", D(2026, 12, 30), "2027-01-06"),  # a Wednesday
+        ("网络要下周三才能装好", D(2026, 11, 28), "2026-12-02"),  # a Saturday
+        ("下周三交报告", D(2026, 1, 31), "2026-02-04"),
+        ("本周五发版", D(2026, 11, 23), "2026-11-27"),
+        ("Meeting this coming Monday", D(2026, 11, 26), "2026-11-30"),
+        ("Dentist on Friday at 9", D(2026, 11, 25), "2026-11-27"),
+        ("Send it before Friday", D(2026, 11, 25), "2026-11-27"),
+        ("Friday 9:00 standup with Hamburg", D(2026, 11, 25), "2026-11-27"),
+        ("周六早上八点到", D(2026, 11, 27), "2026-11-28"),
+        ("周三前把 CSV 导出提测", D(2026, 11, 23), "2026-11-25"),
+        ("in two weeks: review the budget", D(2026, 12, 25), "2027-01-08"),
+        ("3天后复查", D(2026, 12, 30), "2027-01-02"),
+        # without a year: the occurrence nearest the note's date
+        ("Kickoff Jan 5", D(2026, 12, 28), "2027-01-05"),
+        ("March 2 we decided on Postgres", D(2026, 3, 10), "2026-03-02"),
+    ],
+)
+def test_a_line_names_the_day_it_means(line: str, written: D, expected: str) -> None:
+    assert [day for day, _phrase in named(line, written)][:1] == [expected]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "Friday deploys are banned",
+        "No deploys on Fridays",
+        "every Friday at 9 we have a retro",
+        "周五不发版",
+        "记住：周五下午不要部署，任何情况都不行。",
+        "每周五下午三点开会",
+        "攀岩馆周四晚上人少",
+        "On Friday we had a great dinner",
+        "feeling much better than on Friday",
+        "New teammate next week",
+        "下个月再说",
+    ],
+)
+def test_a_weekday_alone_a_habit_or_a_range_is_not_a_date(line: str) -> None:
+    assert named(line, D(2026, 11, 25)) == []
+
+
+def test_an_undated_note_has_only_dates_with_a_year() -> None:
+    line = "tomorrow, March 3, next Friday, 2027-03-01, March 4, 2027 and 2027年3月5日"
+    assert [d for d, _p in named(line, None)] == ["2027-03-01", "2027-03-04", "2027-03-05"]
+
+
+def test_an_impossible_date_is_left_out() -> None:
+    assert named("due 2026-02-30, then 2月30日", D(2026, 1, 1)) == []
+
+
+def entry(vault: Path, rel: str, text: str) -> notes.Entry:
+    write(vault / rel, text)
+    return notes.read_note(vault / rel, vault).entries[0]
+
+
+def test_fields_tasks_emoji_and_what_is_not_a_reminder(tmp_path: Path) -> None:
+    due = entry(tmp_path, "memory/2026-03-09.md", "- Tax return [due:: 2026-04-30]\n")
+    assert dates_of(due) == [(D(2026, 4, 30), "[due:: 2026-04-30]")]
+    task = entry(tmp_path, "memory/2026-03-08.md", "- [ ] Book flights 📅 2026-03-20\n")
+    assert [d for d, _p in dates_of(task)] == [D(2026, 3, 20)]
+    done = entry(tmp_path, "memory/2026-03-07.md", "- [x] Call the bank tomorrow\n")
+    assert dates_of(done) == []
+    linked = entry(
+        tmp_path, "memory/2026-03-06.md", "- See [[2026-03-20]] and `2026-03-21` [source:: [[2026-03-22]]]\n"
+    )
+    assert dates_of(linked) == []
+    open_task = entry(tmp_path, "memory/2026-11-30.md", "- [ ] 周三在家等装网络的师傅\n")
+    assert next_date(open_task, D(2026, 11, 30)) == D(2026, 12, 2)
+    assert next_date(open_task, D(2026, 12, 3)) is None
+
+
+NOTES = {
+    "memory/2026-12-29.md": (
+        "---\ndate: 2026-12-29\n---\n## Work\n"
+        "- 09:00 Friday deploys are banned, always.\n"
+        "- 10:00 Atlas release next Tuesday #atlas #shared\n"
+        "- 11:00 Dentist tomorrow at 9\n"
+        "- 12:00 体检结果下周三出来 #private\n"
+        "- 13:00 明年1月20日续签护照\n"
+        "- 14:00 Yesterday we decided on Postgres\n"
+    ),
+    "memory/2026-09-01.md": "- 09:00 Too old to be read: Review on 2027-01-02\n",
+    "MEMORY.md": "## Facts\n- 2026-12-01: The Hamburg pilot starts on 2027-01-04 [importance:: 0.8] ^m-abc123\n",
+}
+
+
+@pytest.fixture
+def dated_vault(tmp_path: Path) -> Path:
+    vault = tmp_path / "vault"
+    for rel, text in NOTES.items():
+        write(vault / rel, text)
+    return vault
+
+
+def test_find_upcoming_soonest_first_within_the_horizon(dated_vault: Path) -> None:
+    result = find_upcoming(load_config(dated_vault), days=14, as_of=D(2026, 12, 29))
+    got = [(i.date, i.path, i.phrase) for i in result.items]
+    assert got == [
+        ("2026-12-30", "memory/2026-12-29.md", "tomorrow"),
+        ("2027-01-04", "MEMORY.md", "2027-01-04"),
+        ("2027-01-05", "memory/2026-12-29.md", "next Tuesday"),  # across the year end
+    ]
+    assert all("Friday" not in i.text and "体检" not in i.text for i in result.items)
+    assert result.items[0].days_ahead == 1 and result.items[0].line == 7
+    later = find_upcoming(load_config(dated_vault), days=30, as_of=D(2026, 12, 29))
+    assert "2027-01-20" in [i.date for i in later.items]  # 明年1月20日
+    assert "2027-01-02" not in [i.date for i in later.items]  # a note older than the look-back
+
+
+def test_group_chats_see_only_shared_items_and_private_ones_never_show(dated_vault: Path) -> None:
+    config = load_config(dated_vault)
+    group = find_upcoming(config, days=14, as_of=D(2026, 12, 29), chat="group")
+    assert [i.text for i in group.items] == ["Atlas release next Tuesday #atlas #shared"]
+    direct = find_upcoming(config, days=14, as_of=D(2026, 12, 29), chat="direct")
+    assert not any("#private" in i.text for i in direct.items)
+
+
+def test_the_command_and_context_show_what_is_coming(
+    dated_vault: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = cli.main(["--vault", str(dated_vault), "upcoming", "--as-of", "2026-12-29", "--json"])
+    assert code == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [i["date"] for i in data["items"]] == ["2026-12-30", "2027-01-04", "2027-01-05"]
+    assert data["items"][0]["path"] == "memory/2026-12-29.md" and data["items"][0]["line"] == 7
+    cli.main(["--vault", str(dated_vault), "upcoming", "--as-of", "2026-12-29"])
+    text = capsys.readouterr().out
+    assert text.startswith(
+        "2026-12-30 Wed, tomorrow (tomorrow)  memory/2026-12-29.md:7\n  Dentist tomorrow at 9"
+    )
+
+    context = build_context(load_config(dated_vault), as_of=D(2026, 12, 29), max_tokens=2000)
+    markdown = context.render()
+    assert "## Coming up\n- 2026-12-30 Wed, tomorrow: Dentist tomorrow at 9\n" in markdown
+    group = build_context(load_config(dated_vault), chat="group", as_of=D(2026, 12, 29)).render()
+    assert "## Coming up\n- 2027-01-05 Tue, in 7 days: Atlas release next Tuesday #atlas #shared" in group
+    assert "Dentist" not in group and "Hamburg" not in group
