@@ -354,6 +354,16 @@ def cmd_heartbeat(args: argparse.Namespace, out: Output) -> int:
     return 0
 
 
+def cmd_summarize(args: argparse.Namespace, out: Output) -> int:
+    from vault_tools.summaries import Options, Period, summarize
+
+    period = Period.parse(args.week or args.month) if (args.week or args.month) else None
+    options = Options(period=period, as_of=args.as_of, use_llm=not args.no_llm, dry_run=args.dry_run)
+    report = summarize(config_for(args, out), options)
+    out.result(report, report.render)
+    return 0
+
+
 def cmd_upcoming(args: argparse.Namespace, out: Output) -> int:
     from vault_tools.upcoming import find_upcoming
 
@@ -528,6 +538,21 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     beat.add_argument("--no-llm", action="store_true", help="use the offline rules even if a model is set up")
     beat.add_argument(
         "--if-due", action="store_true", help="run only if the last run is older than the interval"
+    )
+    summary = add(
+        "summarize", "write the summary of a closed week or month (memory/summaries/); commit", cmd_summarize
+    )
+    which = summary.add_mutually_exclusive_group()
+    which.add_argument(
+        "--week", metavar="YYYY-Www", help="the week to summarize, e.g. 2026-W10 (default: last week)"
+    )
+    which.add_argument("--month", metavar="YYYY-MM", help="the month to summarize, e.g. 2026-03")
+    summary.add_argument("--as-of", type=parse_date, metavar="DATE", help="treat DATE (YYYY-MM-DD) as today")
+    summary.add_argument(
+        "--no-llm", action="store_true", help="use the offline rules even if a model is set up"
+    )
+    summary.add_argument(
+        "--dry-run", action="store_true", help="print the summary it would write; change nothing"
     )
     upcoming = add(
         "upcoming",

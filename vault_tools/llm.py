@@ -230,9 +230,18 @@ def propose(
 
 
 def request_with_retry(
-    settings: LLMConfig, messages: list[dict[str, str]], max_tokens: int, usage: Usage, budget: int
+    settings: LLMConfig,
+    messages: list[dict[str, str]],
+    max_tokens: int,
+    usage: Usage,
+    budget: int,
+    *,
+    key: str = "insights",
 ) -> tuple[dict[str, Any], str | None]:
-    """One request, and one retry after invalid output, a timeout or an HTTP error."""
+    """One request, and one retry after invalid output, a timeout or an HTTP error.
+
+    The reply must be a JSON object with a ``key`` list (``insights``; ``bullets`` for summaries).
+    """
     import openai
 
     attempt_messages = messages
@@ -250,7 +259,7 @@ def request_with_retry(
                 )
             try:
                 text, model = call(client, settings, attempt_messages, max_tokens, usage)
-                return parse_reply(text), model
+                return parse_reply(text, key), model
             except InvalidReply as exc:
                 last_error = f"invalid reply ({exc})"
                 attempt_messages = [
@@ -258,7 +267,7 @@ def request_with_retry(
                     {
                         "role": "user",
                         "content": f"Your previous reply was not valid: {exc}. "
-                        'Reply with the JSON object {"insights": [...]} only.',
+                        f'Reply with the JSON object {{"{key}": [...]}} only.',
                     },
                 ]
             except openai.APITimeoutError:
@@ -299,7 +308,7 @@ def call(
 # The reply
 
 
-def parse_reply(text: str) -> dict[str, Any]:
+def parse_reply(text: str, key: str = "insights") -> dict[str, Any]:
     cleaned = FENCE.sub("", text.strip())
     if not cleaned:
         raise InvalidReply("the reply is empty")
@@ -307,8 +316,8 @@ def parse_reply(text: str) -> dict[str, Any]:
         data = json.loads(cleaned)
     except json.JSONDecodeError as exc:
         raise InvalidReply(f"not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
-    if not isinstance(data, dict) or not isinstance(data.get("insights"), list):
-        raise InvalidReply('expected an object with an "insights" list')
+    if not isinstance(data, dict) or not isinstance(data.get(key), list):
+        raise InvalidReply(f'expected an object with an "{key}" list')
     return data
 
 

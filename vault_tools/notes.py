@@ -25,7 +25,7 @@ from typing import Any, Literal
 
 from vault_tools.errors import ConflictError, VaultError
 
-Kind = Literal["daily", "memory", "note"]
+Kind = Literal["daily", "memory", "note", "summary"]
 Visibility = Literal["personal", "private", "shared"]
 
 BOM = "\ufeff"
@@ -34,6 +34,9 @@ MEMORY_FILE_NAMES = ("MEMORY.md", "memory.md")
 IGNORED_DIRS = frozenset({".git", ".obsidian", ".trash", ".vault-tools", "archive"})
 
 DAILY_NAME = re.compile(r"^(\d{4})-(\d{2})-(\d{2})(?:-[^/\\]*)?\.md$")
+SUMMARIES_DIR = "memory/summaries/"
+# memory/summaries/2026-W10.md (an ISO week) and memory/summaries/2026-03.md (a month)
+SUMMARY_NAME = re.compile(r"^(\d{4})-(?:W(\d{2})|(\d{2}))\.md$")
 HEADING = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t#]*$")
 BULLET = re.compile(r"^([-*+]|\d{1,9}[.)])[ \t]+")
 TASK_BOX = re.compile(r"^\[[ xX]\][ \t]+")
@@ -171,6 +174,10 @@ def classify(rel_path: str) -> tuple[Kind, dt.date | None]:
     name = rel_path.rsplit("/", 1)[-1]
     if "/" not in rel_path and name in MEMORY_FILE_NAMES:
         return "memory", None
+    if rel_path.startswith(SUMMARIES_DIR) and rel_path.count("/") == 2:
+        end = summary_period_end(name)
+        if end is not None:
+            return "summary", end
     match = DAILY_NAME.match(name)
     if match and rel_path.startswith("memory/"):
         try:
@@ -178,6 +185,23 @@ def classify(rel_path: str) -> tuple[Kind, dt.date | None]:
         except ValueError:
             return "note", None
     return "note", None
+
+
+def summary_period_end(name: str) -> dt.date | None:
+    """The last day of the week or month a summary file is named after (its entries' date)."""
+    match = SUMMARY_NAME.match(name)
+    if match is None:
+        return None
+    year = int(match[1])
+    try:
+        if match[2]:
+            return dt.date.fromisocalendar(year, int(match[2]), 7)
+        month = int(match[3])
+        if not 1 <= month <= 12:
+            return None
+        return dt.date(year + month // 12, month % 12 + 1, 1) - dt.timedelta(days=1)
+    except ValueError:
+        return None
 
 
 def decode(data: bytes, path: Path, warnings: list[Warning_]) -> str | None:

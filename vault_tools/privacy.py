@@ -91,7 +91,7 @@ KINDS: tuple[str, ...] = (
     "health",
 )
 SECRET_KINDS = frozenset({"secret", "credential"})
-ENTRY_KINDS = frozenset({"daily", "memory", "note"})
+ENTRY_KINDS = frozenset({"daily", "memory", "note", "summary"})
 VISIBILITIES = frozenset({"personal", "private", "shared"})
 PERSIST_TRUE = frozenset({"true", "yes", "1", "on"})
 
