@@ -18,6 +18,7 @@ from llm_server import LLMServer, Reply, json_reply, user_payload
 from vault_tools import cli, notes
 from vault_tools.config import Config, LLMConfig, load_config
 from vault_tools.errors import UsageError
+from vault_tools.recall import recall
 from vault_tools.summaries import Options, Period, closed_periods, edited_by_a_person, summarize
 
 AS_OF = dt.date(2026, 3, 24)
@@ -205,6 +206,28 @@ def test_summary_files_are_their_own_kind_of_note() -> None:
     assert notes.classify("memory/summaries/2026-02.md") == ("summary", dt.date(2026, 2, 28))
     assert notes.classify("memory/summaries/2026-W54.md") == ("note", None)
     assert notes.classify("memory/summaries/2026-13.md") == ("note", None)
+
+
+def test_recall_ranks_the_period_summary_first_and_keeps_it_apart(month: Path) -> None:
+    run(month, "2026-W10")
+    run(month, "2026-03", as_of=dt.date(2026, 4, 1))
+    config = load_config(month)
+    week = recall(config, "what happened last week?", as_of=dt.date(2026, 3, 11))
+    assert week.results[0].path == "memory/summaries/2026-W10.md" and week.results[0].source == "summary"
+    assert week.results[0].text.startswith("7 entries from 2 daily notes.")
+    chinese = recall(config, "上个月做了什么", as_of=dt.date(2026, 4, 2))
+    assert chinese.results[0].path == "memory/summaries/2026-03.md"
+    # a summary is its own hit, never folded into the line it repeats
+    hits = recall(config, "PostgreSQL billing JSONB", as_of=AS_OF, limit=10)
+    sources = {h.source for h in hits.results}
+    assert {"summary", "daily"} <= sources
+    assert all(not h.also_in or h.source != "summary" for h in hits.results)
+    # a personal summary is not for a group chat; the shared week's is
+    group = recall(config, "billing", chat="group", as_of=AS_OF, limit=20)
+    assert all(h.path != "memory/summaries/2026-W10.md" for h in group.results)
+    run(month, "2026-W12")
+    group = recall(config, "standup", chat="group", as_of=AS_OF, limit=20)
+    assert "memory/summaries/2026-W12.md" in [h.path for h in group.results]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -76,6 +76,10 @@ class Tuning:
     duplicate_overlap_linked: float = 0.45
     hit_overhead_tokens: int = 16  # path, line, date and JSON keys around each hit's text
     browse_pool: int = 500
+    # A question about a period and nothing else ("what happened last week?", "上个月做了什么"):
+    # the summary of exactly that period first, a shorter one inside it next (summaries.py).
+    summary_period: float = 1.5
+    summary_inside: float = 1.2
 
 
 DEFAULT_TUNING = Tuning()
@@ -208,9 +212,18 @@ def day_of(stored: dict[str, Any]) -> dt.date | None:
 
 
 def rescore(
-    candidate: Candidate, *, as_of: dt.date, half_life: float, window: Window, tuning: Tuning
+    candidate: Candidate,
+    *,
+    as_of: dt.date,
+    half_life: float,
+    window: Window,
+    tuning: Tuning,
+    browsing: bool = False,
 ) -> None:
-    """Combine BM25F with recency, importance, source and the word window (see module doc)."""
+    """Combine BM25F with recency, importance, source and the word window (see module doc).
+
+    ``browsing``: the query has no keywords, so a summary of the asked period is what answers it.
+    """
     stored = candidate.fields
     kind = stored.get("kind", "note")
     day = day_of(stored)
@@ -229,6 +242,8 @@ def rescore(
     value = min(1.0, max(0.0, value)) if math.isfinite(value) else 0.5
     importance_factor = 1.0 + tuning.importance_weight * (value - 0.5)
     source = tuning.memory_boost if kind == "memory" else 1.0
+    if kind == "summary" and browsing:
+        source = _summary_preference(stored, day, window, tuning)
     outside = _days_outside(day, window)
     window_factor = max(tuning.outside_floor, tuning.outside_window**outside) if outside else 1.0
     coordination = 1.0 - tuning.coordination + tuning.coordination * candidate.matched
@@ -262,6 +277,30 @@ def matched_share(stored: dict[str, Any], weights: dict[str, float]) -> float:
 def sort_day(stored: dict[str, Any]) -> int:
     day = day_of(stored)
     return day.toordinal() if day else 0
+
+
+def _summary_preference(stored: dict[str, Any], end: dt.date | None, window: Window, tuning: Tuning) -> float:
+    """How much a summary's period answers a question about the window (1.0: not at all).
+
+    The period is read from the file's name (``2026-W10.md``, ``2026-03.md``); its last day is
+    the entry's date.
+    """
+    if end is None or window.core_since is None or window.core_until is None:
+        return 1.0
+    name = str(stored.get("path", "")).rsplit("/", 1)[-1].removesuffix(".md")
+    try:
+        if "-W" in name:
+            year, week = name.split("-W")
+            start = dt.date.fromisocalendar(int(year), int(week), 1)
+        else:
+            start = dt.date.fromisoformat(f"{name}-01")
+    except ValueError:
+        return 1.0
+    if (start, end) == (window.core_since, window.core_until):
+        return tuning.summary_period
+    if window.core_since <= start and end <= window.core_until:
+        return tuning.summary_inside
+    return 1.0
 
 
 def _days_outside(day: dt.date | None, window: Window) -> int:

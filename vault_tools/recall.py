@@ -321,6 +321,8 @@ class Recaller:
                 filters.restrict(None), limit=max(tuning.browse_pool, limit), sortedby=ix.F_DAY, reverse=True
             )
             candidates = [Candidate(dict(hit.fields()), 1.0) for hit in results]
+            if window.core_since is not None and window.core_until is not None:
+                candidates += self._period_summaries(filters, {hit.docnum for hit in results})
         else:
             wide = (
                 filter_query(chat, window.wide_since, window.wide_until, tags, include_private)
@@ -345,7 +347,9 @@ class Recaller:
                 candidate.matched = matched_share(candidate.fields, weights)
         half_life = max(self.config.recall.half_life_days, 0.01)
         for candidate in candidates:
-            rescore(candidate, as_of=as_of, half_life=half_life, window=window, tuning=tuning)
+            rescore(
+                candidate, as_of=as_of, half_life=half_life, window=window, tuning=tuning, browsing=not parts
+            )
         if parts and cosines is not None:
             from vault_tools.fusion import DEFAULT_FUSION, fuse
 
@@ -357,6 +361,16 @@ class Recaller:
         )
         candidates.sort(key=lambda c: (-round(c.score, 9), -sort_day(c.fields)))
         return candidates
+
+    def _period_summaries(self, filters: Filters, seen: set[int]) -> list[Candidate]:
+        """The summaries within a browsed window (a busy week has more entries than the browse
+        pool, and its summary must compete however many there are)."""
+        from whoosh.query import Term
+
+        from vault_tools import index as ix
+
+        results = self._searcher.search(filters.restrict(Term(ix.F_KIND, "summary")), limit=None)
+        return [Candidate(dict(hit.fields()), 1.0) for hit in results if hit.docnum not in seen]
 
     def _block_scorer(self) -> BlockScorer | None:
         """The scorer of the current searcher (None: Whoosh's matchers must score this index)."""

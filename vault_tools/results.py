@@ -32,7 +32,7 @@ class Hit:
     line: int
     end_line: int
     date: str | None  # ISO date
-    source: str  # "daily" | "memory" | "note"
+    source: str  # "daily" | "memory" | "note" | "summary"
     section: str
     tags: list[str]
     score: float
@@ -133,6 +133,8 @@ def same_fact(a: Candidate, b: Candidate, tuning: Tuning) -> bool:
     and Jaccard 0.5 are needed, and at least four words, so two short notes that share a
     topic word are not folded into one.
     """
+    if "summary" in (a.fields.get("kind"), b.fields.get("kind")):
+        return False  # a summary is its own hit: what a period held, not another copy of a line
     if a.fields.get("text") == b.fields.get("text"):
         return True
     if a.fields.get("path") == b.fields.get("path"):
