@@ -118,7 +118,7 @@ def committed(vault: Path) -> Path:
 
 def config(vault: Path, **settings: Any) -> Config:
     loaded = load_config(vault)
-    values = {"quiet_seconds": 0.0, "prune_max_share": 1.0, **settings}
+    values = {"quiet_seconds": 0.0, "prune_max_share": 1.0, "summaries": False, **settings}
     return dataclasses.replace(loaded, heartbeat=dataclasses.replace(loaded.heartbeat, **values))
 
 
@@ -646,7 +646,9 @@ def test_two_heartbeats_at_once(tmp_path: Path) -> None:
         from vault_tools import heartbeat
         from vault_tools.config import load_config
         cfg = load_config(Path({str(vault)!r}))
-        cfg = dataclasses.replace(cfg, heartbeat=dataclasses.replace(cfg.heartbeat, quiet_seconds=0))
+        cfg = dataclasses.replace(
+            cfg, heartbeat=dataclasses.replace(cfg.heartbeat, quiet_seconds=0, summaries=False)
+        )
         def hold(step):
             if step == "planned":  # keep the lock until the test has run the second heartbeat
                 Path({str(holding)!r}).write_text("x")
@@ -681,7 +683,9 @@ from vault_tools import heartbeat
 from vault_tools.config import load_config
 vault, kill_at, hold = Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3:] == ["hold"]
 cfg = load_config(vault)
-cfg = dataclasses.replace(cfg, heartbeat=dataclasses.replace(cfg.heartbeat, quiet_seconds=0, prune_max_share=1.0))
+cfg = dataclasses.replace(
+    cfg, heartbeat=dataclasses.replace(cfg.heartbeat, quiet_seconds=0, prune_max_share=1.0, summaries=False)
+)
 steps = []
 def step(name):
     steps.append(name)
@@ -843,7 +847,7 @@ def test_cli_heartbeat_json_undo_and_schedule(tmp_path: Path, capsys: pytest.Cap
     vault = committed(make_vault(tmp_path))
     (vault / ".vault-tools").mkdir()
     (vault / ".vault-tools" / "config.toml").write_text(
-        "[heartbeat]\nquiet_seconds = 0\nprune_max_share = 1.0\n"
+        "[heartbeat]\nquiet_seconds = 0\nprune_max_share = 1.0\nsummaries = false\n"
     )
     code = cli.main(["--vault", str(vault), "heartbeat", "--as-of", "2026-12-01", "--no-llm", "--json"])
     data = json.loads(capsys.readouterr().out)

@@ -90,7 +90,7 @@ def config(vault: Path, server: LLMServer, **llm_settings: Any) -> Config:
     loaded = load_config(vault)
     values: dict[str, Any] = {"base_url": server.base_url, "model": "test-model", "timeout_seconds": 5.0}
     settings = LLMConfig(**{**values, **llm_settings})
-    beat = dataclasses.replace(loaded.heartbeat, quiet_seconds=0.0, prune_max_share=1.0)
+    beat = dataclasses.replace(loaded.heartbeat, quiet_seconds=0.0, prune_max_share=1.0, summaries=False)
     return dataclasses.replace(loaded, llm=settings, heartbeat=beat)
 
 

@@ -300,3 +300,80 @@ def test_the_rules_summary_is_the_fallback(month: Path, server: LLMServer, failu
     text = (month / "memory/summaries/2026-W10.md").read_text(encoding="utf-8")
     assert "generator: rules" in text and "[[2026-03-02#^billing-db|Mar 2]]" in text
     assert run(month, "2026-W10", config=with_model(month, server), use_llm=False).action == "unchanged"
+
+
+# ---------------------------------------------------------------------------------------------
+# The heartbeat
+
+
+def heartbeat(vault: Path, as_of: dt.date, **options: Any) -> Any:
+    from vault_tools.heartbeat import Options as BeatOptions
+    from vault_tools.heartbeat import run_heartbeat
+
+    loaded = load_config(vault)
+    config = dataclasses.replace(loaded, heartbeat=dataclasses.replace(loaded.heartbeat, quiet_seconds=0.0))
+    return run_heartbeat(config, BeatOptions(as_of=as_of, **options))
+
+
+def test_the_heartbeat_writes_each_missing_summary_as_its_own_commit(month: Path) -> None:
+    run(month, "2026-W10")
+    dry = heartbeat(month, dt.date(2026, 4, 1), dry_run=True)
+    assert [s["period"] for s in dry.summaries] == ["2026-03", "2026-W12", "2026-W11"]
+    assert not (month / "memory/summaries/2026-03.md").exists()
+    report = heartbeat(month, dt.date(2026, 4, 1))
+    assert [s["period"] for s in report.summaries] == ["2026-03", "2026-W12", "2026-W11"]
+    assert "  summary  memory/summaries/2026-03.md (" in report.render()
+    for summary in report.summaries:
+        assert summary["commit"] in report.commits
+        files = git(month, "show", "--name-only", "--format=", summary["commit"]).split()
+        assert files == [summary["path"]]
+    head = git(month, "rev-parse", "HEAD")
+    assert heartbeat(month, dt.date(2026, 4, 2)).summaries == []
+    assert git(month, "rev-parse", "HEAD") == head
+    # a summary a person deleted is not written again
+    git(month, "rm", "-q", "memory/summaries/2026-W11.md")
+    git(month, "-c", "user.name=Lin", "-c", "user.email=lin@example.com", "commit", "-qm", "no W11 summary")
+    assert heartbeat(month, dt.date(2026, 4, 3)).summaries == []
+    assert not (month / "memory/summaries/2026-W11.md").exists()
+
+
+def test_a_summary_a_killed_run_wrote_is_committed_by_the_next(month: Path) -> None:
+    from vault_tools.summaries import write_summary
+
+    written = write_summary(load_config(month), W10, use_llm=False, repo=None)  # written, not committed
+    assert written.action == "written" and "2026-W10" not in git(month, "log", "--format=%s")
+    report = heartbeat(month, dt.date(2026, 3, 10))
+    assert [s["period"] for s in report.summaries] == ["2026-W10"]
+    assert git(month, "show", "--name-only", "--format=", "HEAD").split() == ["memory/summaries/2026-W10.md"]
+    assert git(month, "status", "--porcelain") == ""
+
+
+MEMORY_DATED = """# Memory
+
+## Facts
+
+- 2026-03-01: Dentist appointment on 2026-03-20 at 9 #temporary ^m-dent01
+- 2026-03-01: Conference talk next Friday [expires:: 2026-03-05] ^m-talk01
+- 2026-03-01: Parking permit renewal, old notice #temporary ^m-park01
+- 2026-03-01: 3月25日签证面试，带好材料 [expires:: 2026-03-10] ^m-visa01
+"""
+
+
+def test_the_heartbeat_never_prunes_an_item_whose_date_is_still_ahead(month: Path) -> None:
+    write(month / "MEMORY.md", MEMORY_DATED)
+    git(month, "add", "MEMORY.md")
+    git(month, "-c", "user.name=Lin", "-c", "user.email=lin@example.com", "commit", "-qm", "memory")
+    loaded = load_config(month)
+    settings = {"quiet_seconds": 0.0, "prune_max_share": 1.0, "summaries": False}
+    config = dataclasses.replace(loaded, heartbeat=dataclasses.replace(loaded.heartbeat, **settings))
+    from vault_tools.heartbeat import Options as BeatOptions
+    from vault_tools.heartbeat import run_heartbeat
+
+    report = run_heartbeat(config, BeatOptions(as_of=dt.date(2026, 3, 18)))
+    pruned = {p.block_id for p in report.pruned}
+    # due and nothing ahead: pruned ("next Friday" written on Mar 1 was Mar 6); still ahead: kept
+    assert pruned == {"m-park01", "m-talk01"}
+    memory = (month / "MEMORY.md").read_text(encoding="utf-8")
+    assert "^m-dent01" in memory and "^m-visa01" in memory
+    later = run_heartbeat(config, BeatOptions(as_of=dt.date(2026, 3, 26)))
+    assert {p.block_id for p in later.pruned} == {"m-dent01", "m-visa01"}

@@ -59,6 +59,7 @@ class HeartbeatConfig:
     push_attempts: int = 3  # a push the remote rejected because it moved: fetch, bring in, push again
     lock_wait_seconds: float = 90.0  # wait this long for a git lock a live process holds, then exit 5
     lock_grace_seconds: float = 10.0  # a lock nobody holds is removed once it is this old
+    summaries: bool = True  # write the summary of each closed week and month (summaries.py)
 
 
 @dataclass(frozen=True)

@@ -70,7 +70,7 @@ from typing import TYPE_CHECKING, Any
 
 from vault_tools import locks, notes
 from vault_tools.config import Config, HeartbeatConfig
-from vault_tools.errors import GitError, UsageError, VaultError
+from vault_tools.errors import ConflictError, GitError, UsageError, VaultError
 from vault_tools.heartbeat_commits import (
     Committer,
     baseline_message,
@@ -300,11 +300,45 @@ def run_locked(ctx: Context, state: State, report: HeartbeatReport, step: Progre
             committer.report_around()
         finish(ctx, state, plan.processed, plan.registry, [*pending, *uncommitted], report)
         step("state")
+        if ctx.settings.summaries:
+            summarize_closed(ctx, repo if committer.can_commit else None, report, step)
         if report.commits:
             sync_if_configured(ctx, repo, report, "after the commits")
     finally:
         if repo is not None:
             repo.close()
+
+
+def summarize_closed(
+    ctx: Context, repo: VaultRepo | None, report: HeartbeatReport, step: Progress, *, dry_run: bool = False
+) -> None:
+    """Write the summary of every closed week and month that has none yet, each its own commit.
+
+    Without a commit possible (no repository, a detached HEAD) none is written: the next run
+    writes and commits them. A summary failing is a warning; the run's other work stands.
+    """
+    from vault_tools import summaries
+
+    if repo is None and not dry_run:
+        return
+    try:
+        backlog = summaries.write_missing(
+            ctx.config, ctx.as_of, repo=repo, use_llm=ctx.use_llm, dry_run=dry_run, rules=ctx.rules
+        )
+    except (ConflictError, GitError) as exc:
+        report.warnings.append(f"summaries not written: {exc}")
+        return
+    for written in backlog.reports:
+        keys = ("period", "path", "action", "entries", "bullets", "visibility", "mode", "model", "commit")
+        report.summaries.append({key: getattr(written, key) for key in keys})
+        report.warnings += [f"summary {written.period}: {w}" for w in written.warnings]
+        if written.commit:
+            report.commits.append(written.commit)
+        step(f"summarized {written.period}")
+    if backlog.waiting:
+        report.warnings.append(
+            f"{backlog.waiting} more closed week(s)/month(s) have no summary yet; the next runs write them"
+        )
 
 
 def open_repo(
@@ -471,6 +505,8 @@ def dry_run(ctx: Context, report: HeartbeatReport, started: float) -> HeartbeatR
             change.report
         )
     report.diff = sim.diff()
+    if ctx.settings.summaries:
+        summarize_closed(ctx, None, report, lambda _name: None, dry_run=True)
     report.seconds = round(time.monotonic() - started, 3)
     return report
 

@@ -37,6 +37,7 @@ from vault_tools.heartbeat_edits import (
 from vault_tools.heartbeat_report import ChangeReport, HeartbeatReport, Skip
 from vault_tools.heartbeat_state import State
 from vault_tools.insights import Candidate, Insight, Rules
+from vault_tools.upcoming import next_date
 
 # ---------------------------------------------------------------------------------------------
 # Planning
@@ -544,6 +545,13 @@ def plan_prunes(ctx: Context, state: State, sim: Simulation, plan: Plan, report:
 
 
 def prune_reason(ctx: Context, entry: notes.Entry, superseders: dict[str, str]) -> tuple[str, str] | None:
+    reason = stale_reason(ctx, entry, superseders)
+    if reason is not None and next_date(entry, ctx.as_of) is not None:
+        return None  # it names a day still ahead ("dentist on 2026-03-14"): never pruned before it
+    return reason
+
+
+def stale_reason(ctx: Context, entry: notes.Entry, superseders: dict[str, str]) -> tuple[str, str] | None:
     if entry.block_id and entry.block_id in superseders:
         return "superseded", f"superseded by ^{superseders[entry.block_id]}"
     expires = entry.fields.get("expires", "").strip()

@@ -61,6 +61,8 @@ class HeartbeatReport:
     warnings: list[str] = field(default_factory=list)
     diff: str = ""
     seconds: float = 0.0
+    # the summaries of closed weeks and months this run wrote (period, path, commit, ...)
+    summaries: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -101,6 +103,12 @@ class HeartbeatReport:
             counts[key] = counts.get(key, 0) + 1
         for reason, count in sorted(counts.items(), key=lambda kv: -kv[1]):
             lines.append(f"  skipped  {count:4} {reason}")
+        for summary in self.summaries:
+            commit = f"  {summary['commit'][:10]}" if summary.get("commit") else ""
+            lines.append(
+                f"  summary  {summary['path']} ({summary['bullets']} bullets from "
+                f"{summary['entries']} entries, {summary['mode']}){commit}"
+            )
         if self.requests:
             lines.append(
                 f"  llm      {self.requests} request(s), {self.tokens['prompt']} prompt + "

@@ -32,6 +32,11 @@ shared, else ``personal``) and ``generated_hash``: a hash of everything the bot 
 line. A file whose hash no longer matches was edited by a person and is never rewritten; an
 unedited one is rewritten only when the notes changed what it says, so a second run writes
 nothing and commits nothing. Each summary written is its own commit touching only its file.
+
+The heartbeat (:func:`write_missing`) writes the summary of each closed week and month that has
+daily notes and no summary, newest first, at most :data:`PER_RUN` a run; it never writes again
+one that a person deleted (the file is in the history but not in the folder), and commits one
+that a killed run wrote but did not commit.
 """
 
 from __future__ import annotations
@@ -60,8 +65,10 @@ __all__ = [
     "SummaryReport",
     "build_summary",
     "closed_periods",
+    "missing_periods",
     "render_summary",
     "summarize",
+    "write_missing",
     "write_summary",
 ]
 
@@ -739,6 +746,90 @@ def open_repo(config: Config, warnings: list[str]) -> VaultRepo | None:
         repo.close()
         return None
     return repo
+
+
+#: How many summaries one heartbeat writes at most; a vault's first run catches up over a few runs.
+PER_RUN = 12
+
+
+@dataclass
+class Backlog:
+    """What a heartbeat did about summaries: each period it wrote (or would) and how many wait."""
+
+    reports: list[SummaryReport] = field(default_factory=list)
+    waiting: int = 0
+
+
+def missing_periods(config: Config, as_of: dt.date) -> list[Period]:
+    """Closed weeks and months with daily notes and no summary file yet, newest first (names only)."""
+    days: set[dt.date] = set()
+    for path in notes.iter_note_paths(config.vault):
+        kind, day = notes.classify(notes.relative_posix(path, config.vault))
+        if kind == "daily" and day is not None:
+            days.add(day)
+    periods = closed_periods(sorted(days), as_of)
+    missing = [p for p in periods if not (config.vault / p.rel_path).exists()]
+    return sorted(missing, key=lambda p: (p.end, p.kind == "month"), reverse=True)
+
+
+def commit_leftovers(config: Config, repo: VaultRepo) -> list[SummaryReport]:
+    """Commit the bot's summaries that are written but not committed (a run killed in between)."""
+    folder = config.vault / SUMMARY_DIR
+    found: list[SummaryReport] = []
+    for path in sorted(folder.glob("*.md")) if folder.is_dir() else []:
+        kind, _day = notes.classify(notes.relative_posix(path, config.vault))
+        data = path.read_bytes()
+        text = data.decode("utf-8", errors="replace")
+        if (
+            kind != "summary"
+            or edited_by_a_person(text)
+            or repo.read_head(path.relative_to(config.vault).as_posix()) == data
+        ):
+            continue
+        period = Period.parse(path.stem)
+        report = SummaryReport(period.name, period.rel_path, action="written", text=text)
+        front = notes.parse_front_matter(notes.split_lines(text), path, [])[0]
+        report.entries = int(front.get("entries", 0) or 0)
+        report.bullets = sum(1 for line in text.splitlines() if line.startswith("- "))
+        report.visibility = str(front.get("visibility", "personal"))
+        report.commit = commit_summary(repo, period, report, text)
+        found.append(report)
+    return found
+
+
+def deleted_by_a_person(repo: VaultRepo, period: Period) -> bool:
+    """A summary the history has but the folder has not was removed on purpose: not written again."""
+    return bool(repo.run("log", "-1", "--format=%H", "--", period.rel_path, check=False).strip())
+
+
+def write_missing(
+    config: Config,
+    as_of: dt.date,
+    *,
+    repo: VaultRepo | None,
+    use_llm: bool,
+    dry_run: bool = False,
+    rules: insights.Rules | None = None,
+    limit: int = PER_RUN,
+) -> Backlog:
+    """The heartbeat's part: the summary of each closed period that has none (at most ``limit``).
+
+    A period with nothing a summary may draw from gets no file and is not counted.
+    """
+    backlog = Backlog()
+    if repo is not None and not dry_run:
+        backlog.reports += commit_leftovers(config, repo)
+    periods = [p for p in missing_periods(config, as_of) if repo is None or not deleted_by_a_person(repo, p)]
+    for number, period in enumerate(periods):
+        if len(backlog.reports) >= limit:
+            backlog.waiting = len(periods) - number
+            break
+        report = write_summary(
+            config, period, use_llm=use_llm, dry_run=dry_run, repo=repo, only_missing=True, rules=rules
+        )
+        if report.action in ("written", "would write"):
+            backlog.reports.append(report)
+    return backlog
 
 
 def summarize(config: Config, options: Options | None = None) -> SummaryReport:
