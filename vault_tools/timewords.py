@@ -231,6 +231,8 @@ def _month_guard(m: re.Match[str]) -> bool:
     name = m["mon"].lower()
     if m["day"] or m["year"]:
         return True
+    if m["dfirst"]:  # "3 May" is a date, "we 2 may go" is not
+        return name != "may" or m["mon"][0] == "M"
     if name in _MONTH_ABBREVIATIONS:
         return False
     prep = (m["prep"] or "").lower()
@@ -295,7 +297,7 @@ def _en_month(m: re.Match[str], as_of: datetime.date) -> _Span | None:
         year = as_of.year
     elif year is None and m["rely"]:
         year = as_of.year - 1
-    day = int(m["day"]) if m["day"] else None
+    day = int(m["day"] or m["dfirst"]) if m["day"] or m["dfirst"] else None
     return _month_or_day(as_of, month, day, year, strict=mod == "last")
 
 
@@ -393,7 +395,9 @@ _RULES: tuple[_Rule, ...] = (
         rf"\b(?:(?P<mod>on|last|this\s+past|this|past|previous)\s+)?(?P<wd>{_WEEKDAY_NAMES})\b", _en_weekday
     ),
     _rule(
-        rf"\b(?:(?P<prep>in|during|on|for)\s+)?(?:(?P<mod>last|this|next)\s+)?(?P<mon>{_MONTH_NAMES})\b\.?"
+        rf"\b(?:(?P<prep>in|during|on|for)\s+)?(?:(?P<mod>last|this|next)\s+)?"
+        r"(?:(?:the\s+)?(?P<dfirst>[0-9]{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?)?"
+        rf"(?P<mon>{_MONTH_NAMES})\b\.?"
         r"(?:\s+(?P<day>[0-9]{1,2})(?:st|nd|rd|th)?\b)?(?:,?\s+(?P<year>[0-9]{4})\b)?"
         r"(?:\s+(?:of\s+)?(?P<rely>last|this)\s+year\b)?",
         _en_month,
@@ -485,7 +489,14 @@ def _scan(text: str, as_of: datetime.date) -> list[_Hit]:
     return hits
 
 
-_PREFIX = re.compile(r"(?:\b(?P<en>since|after|before|until|till|from|between)\s+|(?P<zh>自从|从)\s*)$", re.I)
+_PREFIX = re.compile(
+    r"(?:\b(?:(?:the|a)\s+(?P<span>day|week|month)\s+(?=before|after))?"
+    r"(?P<en>since|after|before|until|till|from|between)\s+|(?P<zh>自从|从)\s*)$",
+    re.I,
+)
+#: "the week before X", "X的前一周" is the seven days before X; a month is taken as thirty days.
+_SPAN_DAYS = {"day": 1, "week": 7, "month": 30, "天": 1, "周": 7, "星期": 7, "礼拜": 7, "月": 30}
+_ZH_SPAN = re.compile(r"\s*的?(?P<dir>前|后)一个?(?P<u>天|周|星期|礼拜|月)")
 _CONNECTOR = re.compile(r"\s*(?P<c>and|to|until|till|through|thru|到|至|~|-|–)\s*", re.I)
 _ZH_SUFFIX = re.compile(r"\s*(?P<s>以来|起(?![草床飞码身点诉])|开始|之后|以后|之前|以前)")
 _RANGE_CONNECTORS = {
@@ -512,6 +523,18 @@ def _open(hit: _Hit, start: int, end: int, word: str) -> _Hit | None:
     return replace(hit, start=start, end=end, since=None)  # until, till
 
 
+def _next_to(hit: _Hit, start: int, end: int, word: str, days: int) -> _Hit | None:
+    """``the week before X``, ``X的后一天``: that many days right before or after X."""
+    if hit.since is None or hit.until is None:
+        return None
+    try:
+        if word == "before":
+            return replace(hit, start=start, end=end, since=hit.since - days * _DAY, until=hit.since - _DAY)
+        return replace(hit, start=start, end=end, since=hit.until + _DAY, until=hit.until + days * _DAY)
+    except OverflowError:
+        return None
+
+
 def _range(hit: _Hit, text: str, word: str, starts: dict[int, _Hit]) -> _Hit | None:
     """``between X and Y``, ``from X to Y``, ``X到Y``: the smallest window holding both."""
     connector = _CONNECTOR.match(text, hit.end)
@@ -531,9 +554,16 @@ def _widen(hit: _Hit, text: str, starts: dict[int, _Hit]) -> _Hit | None:
     joined = _range(hit, text, word, starts)
     if joined:
         return replace(joined, start=start if word else hit.start)
+    span = _ZH_SPAN.match(text, hit.end)
+    if span:
+        return _next_to(
+            hit, start, span.end(), "before" if span["dir"] == "前" else "after", _SPAN_DAYS[span["u"]]
+        )
     suffix = _ZH_SUFFIX.match(text, hit.end)
     if suffix:
         return _open(hit, start, suffix.end(), suffix["s"])
+    if prefix and prefix["span"]:
+        return _next_to(hit, start, hit.end, word, _SPAN_DAYS[prefix["span"].lower()])
     if word in ("since", "after", "before", "until", "till", "自从"):
         return _open(hit, start, hit.end, word)
     return replace(hit, start=start) if word == "from" else hit
