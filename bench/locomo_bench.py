@@ -119,12 +119,14 @@ def variants() -> dict[str, Tuning]:
     return {
         "recall (shipped)": base,
         "no neighbours": dataclasses.replace(base, before_boost=0.0, after_boost=0.0),
+        "no answer lending": dataclasses.replace(base, answer_factor=0.0),
         "neighbours without the back-off gate": dataclasses.replace(base, context_terms=1, context_floor=0.0),
         "no speaker match": dataclasses.replace(base, speaker_boost=0.0, speaker_text_factor=1.0),
         "untimed recency as before (0.25)": dataclasses.replace(base, recency_weight_untimed=0.25),
         "BM25 b as before (0.75)": dataclasses.replace(base, bm25_b=0.75),
-        "last stop's ranking (all four off)": dataclasses.replace(
+        "last release's ranking (all five off)": dataclasses.replace(
             base,
+            answer_factor=0.0,
             before_boost=0.0,
             after_boost=0.0,
             speaker_boost=0.0,

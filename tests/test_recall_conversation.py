@@ -87,18 +87,81 @@ def test_an_answer_is_found_through_the_question_before_it(session: Recaller) ->
         "**Ana**: I finally finished my first novella last week!",
         "**Ana**: Thanks, Ben! It's a mix of drama and romance.",
     ]
-    without = dataclasses.replace(DEFAULT_TUNING, before_boost=0.0, after_boost=0.0)
+    without = dataclasses.replace(DEFAULT_TUNING, before_boost=0.0, after_boost=0.0, answer_factor=0.0)
     assert texts(session, "What genre is Ana's novella?", tuning=without)[1] != found[1]
 
 
 def test_a_chinese_answer_is_found_through_its_question(session: Recaller) -> None:
     found = texts(session, "Ana 最喜欢哪种咖啡")
     assert set(found[:2]) == {"**Ana**: 我每天早上都喝手冲的耶加雪菲。", "**Ben**: 你最喜欢哪种咖啡？"}
-    without = dataclasses.replace(DEFAULT_TUNING, before_boost=0.0, after_boost=0.0)
+    without = dataclasses.replace(DEFAULT_TUNING, before_boost=0.0, after_boost=0.0, answer_factor=0.0)
     assert (
         "**Ana**: 我每天早上都喝手冲的耶加雪菲。"
         not in texts(session, "Ana 最喜欢哪种咖啡", tuning=without)[:2]
     )
+
+
+NO_LENDING = dataclasses.replace(DEFAULT_TUNING, answer_factor=0.0)
+
+
+def rank_of(session: Recaller, query: str, text: str, **options: object) -> int | None:
+    found = texts(session, query, **options)  # type: ignore[arg-type]
+    return found.index(text) if text in found else None
+
+
+def test_a_question_lends_its_score_to_the_answer_right_after_it(tmp_path: Path) -> None:
+    """The answer shares no word with the question; other lines mention the topic in passing.
+
+    Neighbours are off in both arms, so only the lent score can bring the answer up.
+    """
+    vault = tmp_path / "vault"
+    chatter = "".join(f"- 09:{i:02d} **Ana**: The puppy chewed shoe number {i}\n" for i in range(6))
+    write(
+        vault / "memory" / "2026-04-02.md",
+        "---\ndate: 2026-04-02\n---\n# 2026-04-02\n\n"
+        + chatter
+        + "- 10:00 **Ana**: What did you name the puppy?\n"
+        + "- 10:01 **Ben**: Biscuit, after grandma's cookies.\n"
+        + "- 10:02 **Ana**: Cute! The puppy looks like one.\n",
+    )
+    config = load_config(vault)
+    Index(config).rebuild()
+    query, answer = "What name did they give the puppy?", "**Ben**: Biscuit, after grandma's cookies."
+    own_words = dataclasses.replace(DEFAULT_TUNING, before_boost=0.0, after_boost=0.0)
+    with Recaller(config, catch_up="never", tuning=own_words) as session:
+        result = session.recall(query, as_of=AS_OF, explain=True)
+        assert [hit.text for hit in result.results[:2]] == ["**Ana**: What did you name the puppy?", answer]
+        asked, lent = result.results[0], result.results[1]
+        assert lent.explain is not None and lent.explain["score_lent"] == own_words.answer_factor
+        assert lent.score == pytest.approx(asked.score * own_words.answer_factor)
+        session.tuning = dataclasses.replace(own_words, answer_factor=0.0)
+        assert answer not in [hit.text for hit in session.recall(query, as_of=AS_OF).results]
+
+
+def test_a_line_that_asks_nothing_lends_nothing(session: Recaller) -> None:
+    result = session.recall("Lake Tahoe hiking", as_of=AS_OF, explain=True)
+    assert result.results[0].text == "**Ben**: Sounds great. I went hiking at Lake Tahoe on Sunday."
+    assert all("score_lent" not in (hit.explain or {}) for hit in result.results)
+
+
+def test_a_lent_score_never_shows_an_entry_the_filters_leave_out(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    write(
+        vault / "memory" / "2026-04-02.md",
+        "---\ndate: 2026-04-02\n---\n# 2026-04-02\n\n"
+        "- 10:00 **Ana**: Which clinic did you pick for the knee surgery? #health #shared\n"
+        "- 10:01 **Ben**: St. Mary's, next Tuesday. #shared\n"
+        "- 10:02 **Ana**: 手术费用是多少？ #shared\n"
+        "- 10:03 **Ben**: 大概三千块。 #private\n",
+    )
+    config = load_config(vault)
+    Index(config).rebuild()
+    with Recaller(config, catch_up="never") as session:
+        answer = "**Ben**: St. Mary's, next Tuesday. #shared"
+        assert answer in texts(session, "clinic knee surgery")
+        assert answer not in texts(session, "clinic knee surgery", tags=["health"])
+        assert "**Ben**: 大概三千块。 #private" in texts(session, "手术费用是多少", include_private=True)
+        assert texts(session, "手术费用是多少", chat="group") == ["**Ana**: 手术费用是多少？ #shared"]
 
 
 def test_a_neighbour_adds_nothing_where_the_entry_has_the_word_itself(session: Recaller) -> None:
@@ -109,7 +172,7 @@ def test_a_neighbour_adds_nothing_where_the_entry_has_the_word_itself(session: R
         "**Ben**: I painted a lighthouse this weekend.",
         "**Ana**: Ben, your lighthouse painting is beautiful!",
     }
-    on_their_own = dataclasses.replace(DEFAULT_TUNING, before_boost=0.0, after_boost=0.0)
+    on_their_own = dataclasses.replace(DEFAULT_TUNING, before_boost=0.0, after_boost=0.0, answer_factor=0.0)
     session.tuning = on_their_own
     alone = session.recall("lighthouse", as_of=AS_OF, explain=True)
     assert {hit.text: hit.explain["bm25"] for hit in alone.results if hit.explain} == pytest.approx(scores)
@@ -230,7 +293,8 @@ def test_an_edit_updates_the_neighbours_of_the_entry_it_changed(tmp_path: Path) 
     index.rebuild()
 
     def found(query: str) -> list[str]:
-        with Recaller(config, catch_up="never") as warm:
+        # Without lending: the question "Which coffee ...?" still matches "like" and would lend.
+        with Recaller(config, catch_up="never", tuning=NO_LENDING) as warm:
             return [hit.text for hit in warm.recall(query, as_of=AS_OF).results]
 
     assert "**Ana**: Sencha, every morning." in found("tea like")

@@ -26,7 +26,7 @@ from vault_tools.analysis import CountedText, index_term_counts, text_analyzer
 #: Bump whenever the fields or what goes into them change: the index is rebuilt on mismatch.
 #: 3: text and section keep no positions (nothing runs phrase queries, and unpickling the
 #: positions was ~95% of the time Whoosh spent reading a posting block).
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 
 # Field names. Stored fields come back in ``hit.fields()``; see IndexedEntry.
@@ -48,6 +48,7 @@ F_BEFORE = "before"  # TEXT, not stored: the text of the entries before it (see 
 F_AFTER = "after"  # TEXT, not stored: the text of the entries after it
 NEIGHBOUR_FIELDS = (F_BEFORE, F_AFTER)  # what an entry's neighbours' text is indexed in
 F_NEIGHBOURS = "neighbours"  # STORED: a hash of the ids of the entries before|after it (what they hold)
+F_NEXT = "next"  # STORED: the id of the entry right after it, when that is a neighbour
 F_FILE_HASH = "file_hash"  # STORED: sha256 of the file the entry was read from (doctor compares it)
 F_BLOCK_ID = "block_id"  # ID stored: the Obsidian ^block-id
 F_FIELDS = "fields"  # STORED: JSON object of the entry's [key:: value] inline fields
@@ -78,6 +79,7 @@ def make_schema() -> Any:
             F_BEFORE: CountedText(analyzer=analyzer, phrase=False),
             F_AFTER: CountedText(analyzer=analyzer, phrase=False),
             F_NEIGHBOURS: wf.STORED(),
+            F_NEXT: wf.STORED(),
             F_FILE_HASH: wf.STORED(),
             F_BLOCK_ID: wf.ID(stored=True),
             F_FIELDS: wf.STORED(),
@@ -140,11 +142,13 @@ def entry_document(
     *,
     text_terms: Mapping[str, int] | None = None,
     neighbour_ids: tuple[Sequence[str], Sequence[str]] | None = None,
+    next_id: str | None = None,
 ) -> dict[str, Any]:
     """The Whoosh document of one entry; ``before``/``after``: its neighbours' text or term
     counts (see :func:`neighbours`); ``text_terms``: the counts of its own text, when the
     caller analysed it already; ``neighbour_ids``: the entry ids ``before``/``after`` came from,
-    stored so that an update can tell an unchanged document from one whose neighbours moved."""
+    stored so that an update can tell an unchanged document from one whose neighbours moved;
+    ``next_id``: the entry right after it, when that is one of them."""
     doc: dict[str, Any] = {
         F_ID: entry.id,
         F_PATH: entry.rel_path,
@@ -162,6 +166,8 @@ def entry_document(
     if neighbour_ids is not None and any(neighbour_ids):
         joined = "|".join(",".join(ids) for ids in neighbour_ids)
         doc[F_NEIGHBOURS] = hashlib.blake2b(joined.encode("utf-8"), digest_size=8).hexdigest()
+    if next_id:
+        doc[F_NEXT] = next_id
     speaker = entry.speaker
     if speaker:
         doc[F_SPEAKER] = speaker
@@ -288,7 +294,9 @@ def note_documents(note: notes.Note) -> Iterator[dict[str, Any]]:
     entries = note.entries
     counts = [index_term_counts(entry.text) for entry in entries]
     seen: set[str] = set()
-    for entry, terms, (before, after) in zip(entries, counts, neighbours(entries), strict=True):
+    for i, (entry, terms, (before, after)) in enumerate(
+        zip(entries, counts, neighbours(entries), strict=True)
+    ):
         entry_id = entry.id
         if entry_id in seen:  # an identical entry twice in one file: same id, same content
             continue
@@ -302,6 +310,7 @@ def note_documents(note: notes.Note) -> Iterator[dict[str, Any]]:
             _summed_counts(counts, after),
             text_terms=terms,
             neighbour_ids=(before_ids, after_ids),
+            next_id=entries[i + 1].id if after and after[0] == i + 1 else None,
         )
 
 

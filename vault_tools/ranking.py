@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +30,7 @@ __all__ = [
     "keyword_clauses",
     "keyword_parts",
     "keyword_query",
+    "lend_to_answers",
     "matched_share",
     "rescore",
     "sort_day",
@@ -60,6 +61,8 @@ class Tuning:
     speaker_boost: float = 1.0  # a name in the query that is who says an entry ("**Name**: ...")
     later_speaker: float = 0.5  # the speaker boost of every name after the first (the subject)
     speaker_text_factor: float = 0.3  # the other branches of such a name are scaled by this
+    answer_factor: float = 0.8  # the share of a question's score the entry right after it (its answer) gets
+    answer_top: int = 10  # ... for the questions among this many best hits
     tag_boost: float = 0.6
     tag_max_share: float = 0.02
     coordination: float = 0.3  # weight of the share of the query's terms a hit has
@@ -256,6 +259,49 @@ def rescore(
         "window": window_factor,
     }
     candidate.score = candidate.bm25 * coordination * recency * importance_factor * source * window_factor
+
+
+#: What marks an entry as asking: its answer is most often the entry right after it.
+QUESTION_MARKS = ("?", "？")
+
+
+def lend_to_answers(
+    ranked: list[Candidate], fetch: Callable[[str], dict[str, Any] | None], tuning: Tuning
+) -> list[Candidate]:
+    """``ranked`` (best first) with each question's answer ranked right behind it.
+
+    In a conversation, and in notes kept as questions and answers, a line that asks shares the
+    question's words while the line after it holds the answer, often in other words. So an
+    entry among the :attr:`Tuning.answer_top` best that asks lends :attr:`Tuning.answer_factor`
+    of its score to the entry right after it (same file and section, stored as ``next``), when
+    that scores less on its own. ``fetch`` gives an entry's stored fields by id, or None when the
+    search's filters (chat, dates, tags) leave it out: a lent score never shows an entry the
+    search could not.
+    """
+    if tuning.answer_factor <= 0:
+        return ranked
+    by_id = {str(c.fields.get("id")): c for c in ranked}
+    lent = False
+    for asking in ranked[: tuning.answer_top]:
+        next_id = asking.fields.get("next")
+        text = str(asking.fields.get("text", ""))
+        if not next_id or not any(mark in text for mark in QUESTION_MARKS):
+            continue
+        score = asking.score * tuning.answer_factor
+        answer = by_id.get(next_id)
+        if answer is None:
+            fields = fetch(next_id)
+            if fields is None:
+                continue
+            answer = by_id[next_id] = Candidate(fields, 0.0)
+            ranked.append(answer)
+        if answer.score < score:
+            answer.score = score
+            answer.parts = {**answer.parts, "answers": asking.score, "score_lent": tuning.answer_factor}
+            lent = True
+    if lent:
+        ranked.sort(key=lambda c: (-round(c.score, 9), -sort_day(c.fields)))
+    return ranked
 
 
 def matched_share(stored: dict[str, Any], weights: dict[str, float]) -> float:

@@ -42,7 +42,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from vault_tools.config import Config
@@ -57,6 +57,7 @@ from vault_tools.ranking import (
     keyword_clauses,
     keyword_parts,
     keyword_query,
+    lend_to_answers,
     matched_share,
     rescore,
     sort_day,
@@ -360,6 +361,8 @@ class Recaller:
             key=lambda c: (-c.score, str(c.fields.get("path"))[::-1], int(c.fields.get("start_line", 0)))
         )
         candidates.sort(key=lambda c: (-round(c.score, 9), -sort_day(c.fields)))
+        if parts:
+            candidates = lend_to_answers(candidates, self._fetcher(filters), tuning)
         return candidates
 
     def _period_summaries(self, filters: Filters, seen: set[int]) -> list[Candidate]:
@@ -371,6 +374,25 @@ class Recaller:
 
         results = self._searcher.search(filters.restrict(Term(ix.F_KIND, "summary")), limit=None)
         return [Candidate(dict(hit.fields()), 1.0) for hit in results if hit.docnum not in seen]
+
+    def _fetcher(self, filters: Filters) -> Callable[[str], dict[str, Any] | None]:
+        """The stored fields of an entry by id, None when it is gone or ``filters`` leave it out."""
+        searcher = self._searcher
+        scorer = self._block_scorer()
+        doc_filter = filters.doc_filter(scorer) if scorer is not None else None
+
+        def fetch(entry_id: str) -> dict[str, Any] | None:
+            docnum = searcher.document_number(id=entry_id)
+            if docnum is None:
+                return None
+            if scorer is not None and doc_filter is not None:
+                if not scorer.passes(docnum, doc_filter):
+                    return None
+            elif not searcher.search(filters.restrict(_id_query(entry_id)), limit=1):
+                return None
+            return dict(searcher.stored_fields(docnum))
+
+        return fetch
 
     def _block_scorer(self) -> BlockScorer | None:
         """The scorer of the current searcher (None: Whoosh's matchers must score this index)."""
@@ -470,6 +492,14 @@ class Recaller:
             for docnum, score in _top_hits(self._searcher, wide.restrict(keywords), limit + 5):
                 found.setdefault(docnum, score)  # only strong outside matches can rank
         return found
+
+
+def _id_query(entry_id: str) -> Any:
+    from whoosh.query import Term
+
+    from vault_tools import index as ix
+
+    return Term(ix.F_ID, entry_id)
 
 
 def _top_hits(searcher: Any, query: Any, limit: int) -> list[tuple[int, float]]:

@@ -230,6 +230,10 @@ class BlockScorer:
             docs = self._passing(scores, doc_filter)
         return _best({docnum: scores[docnum] for docnum in docs}, limit)[:limit]
 
+    def passes(self, docnum: int, doc_filter: DocFilter) -> bool:
+        """Whether one document passes ``doc_filter``."""
+        return bool(self._passing([docnum], doc_filter))
+
     def _passing(
         self, docs: Iterable[int], doc_filter: DocFilter, *, required_checked: bool = False
     ) -> list[int]:
