@@ -377,3 +377,42 @@ def test_the_heartbeat_never_prunes_an_item_whose_date_is_still_ahead(month: Pat
     assert "^m-dent01" in memory and "^m-visa01" in memory
     later = run_heartbeat(config, BeatOptions(as_of=dt.date(2026, 3, 26)))
     assert {p.block_id for p in later.pruned} == {"m-dent01", "m-visa01"}
+
+
+ZH_WEEK = {
+    "2026-03-02": (
+        "---\ndate: 2026-03-02\n---\n## 工作\n\n"
+        "- 09:00 决定：账单服务用 PostgreSQL，不用 MySQL #atlas\n"
+        "- 10:00 教训：依赖升级要一个一个来 #atlas\n"
+        "- [ ] 周三前把 CSV 导出提测 #atlas\n"
+    ),
+    "2026-03-06": "---\ndate: 2026-03-06\n---\n## 生活\n\n- 19:00 网络要下周三才能装好，这几天先用手机热点 #搬家\n",
+}
+
+
+def test_a_chinese_week_reads_in_chinese(tmp_path: Path) -> None:
+    vault = tmp_path / "zh"
+    for day, text in ZH_WEEK.items():
+        write(vault / "memory" / f"{day}.md", text)
+    report = run(vault, "2026-W10")
+    text = (vault / "memory/summaries/2026-W10.md").read_text(encoding="utf-8")
+    assert report.action == "written" and "# 2026年第10周（3月2日–3月8日）" in text
+    assert "共 4 条记录，来自 2 篇日记。主要话题：Atlas (3)。1 项决定，1 条教训，2 件待办与后续。" in text
+    assert re.findall(r"^## (.+)$", text, re.MULTILINE) == ["决定", "教训", "待办与后续"]
+    assert "- **Atlas** · 账单服务用 PostgreSQL，不用 MySQL ([[2026-03-02#工作|3月2日]])" in text
+    assert "网络要下周三才能装好，这几天先用手机热点 → 周三 3月11日 ([[2026-03-06#生活|3月6日]])" in text
+
+
+def test_import_leaves_summaries_to_the_vaults_own_heartbeat(month: Path, tmp_path: Path) -> None:
+    from vault_tools import transfer
+
+    run(month, "2026-W10")
+    dump = tmp_path / "export.jsonl"
+    exported = transfer.export_entries(load_config(month))
+    write(dump, "\n".join(exported.jsonl()) + "\n")
+    target = tmp_path / "target"
+    (target / "memory").mkdir(parents=True)
+    report = transfer.import_file(load_config(target), str(dump), commit=False)
+    assert any("a summary" in reason for reason in report.skipped)
+    assert not any("summaries" in p.relative_to(target).as_posix() for p in target.rglob("*.md"))
+    assert "Most about" not in "".join(p.read_text(encoding="utf-8") for p in target.rglob("*.md"))

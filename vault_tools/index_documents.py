@@ -358,8 +358,8 @@ def neighbours(entries: Sequence[notes.Entry]) -> list[tuple[list[int], list[int
 
     In a conversation or a person's notes one line names the topic and the next answers it
     ("Any tips?" / "Do your research first"), so a neighbour's words are part of an entry's
-    meaning; recall matches them with less weight than the entry's own. MEMORY.md items have
-    none: each curated item stands alone, and its neighbours are other facts. A neighbour counts only
+    meaning; recall matches them with less weight than the entry's own. MEMORY.md items and
+    summary bullets have none: each stands alone, and its neighbours are other facts. A neighbour counts only
     when every chat that may see the entry may see it too: a #private line never makes a
     personal one match, a personal line never makes a shared one match.
     """
@@ -377,6 +377,6 @@ def neighbours(entries: Sequence[notes.Entry]) -> list[tuple[list[int], list[int
 
 
 def _is_neighbour(entry: notes.Entry, other: notes.Entry) -> bool:
-    if other.section != entry.section or entry.kind == "memory":
+    if other.section != entry.section or entry.kind in ("memory", "summary"):
         return False
     return _VISIBILITY_RANK.get(other.visibility, 2) <= _VISIBILITY_RANK.get(entry.visibility, 2)

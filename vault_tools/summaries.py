@@ -381,26 +381,35 @@ def bullet_line(bullet: Bullet, language: str) -> str:
 
 
 def overview(summary: Summary) -> str:
+    """The line a question about the period finds first: how much, about what, what came of it."""
     counts = {s: sum(1 for b in summary.bullets if b.section == s) for s in SECTIONS}
     names = ", ".join(f"{topic_label(t)} ({n})" for t, n in summary.topics)
     if summary.language == "zh":
         parts = [f"共 {summary.entries} 条记录，来自 {summary.notes} 篇日记。"]
         if names:
             parts.append(f"主要话题：{names}。")
-        parts.append(
-            f"{counts['decisions']} 项决定，{counts['lessons']} 条教训，{counts['open']} 件待办与后续。"
-        )
-        return "".join(parts)
+        tally = [f"{counts[k]} {word}" for k, word in OUTCOMES_ZH if counts[k]]
+        return "".join(parts) + ("，".join(tally) + "。" if tally else "")
     plural = "y" if summary.entries == 1 else "ies"
     parts = [f"{summary.entries} entr{plural} from {summary.notes} daily note{'s' * (summary.notes != 1)}."]
     if names:
         parts.append(f"Most about: {names}.")
-    parts.append(
-        f"{counts['decisions']} decision{'s' * (counts['decisions'] != 1)}, "
-        f"{counts['lessons']} lesson{'s' * (counts['lessons'] != 1)}, "
-        f"{counts['open']} open thread{'s' * (counts['open'] != 1)}."
-    )
+    tally = [f"{counts[k]} {word}{'s' * (counts[k] != 1)}" for k, word in OUTCOMES_EN if counts[k]]
+    if tally:
+        parts.append(", ".join(tally) + ".")
     return " ".join(parts)
+
+
+OUTCOMES_EN: tuple[tuple[SectionKey, str], ...] = (
+    ("decisions", "decision"),
+    ("lessons", "lesson"),
+    ("open", "open thread"),
+)
+OUTCOMES_ZH: tuple[tuple[SectionKey, str], ...] = (
+    ("decisions", "项决定"),
+    ("lessons", "条教训"),
+    ("open", "件待办与后续"),
+)
 
 
 def render_summary(summary: Summary) -> str:

@@ -333,6 +333,8 @@ def to_record(value: Any, origin: str, ctx: ReadContext) -> Record:
 
 
 def vault_record(value: dict[str, Any], origin: str, ctx: ReadContext) -> Record:
+    if value.get("kind") == "summary":
+        raise Skip("a summary: derived from other entries (the heartbeat writes this vault's own)")
     kind = "memory" if value.get("kind") == "memory" else "daily"
     day = parse_day(value.get("date"), origin)
     clock = parse_clock(value.get("time"), origin)
