@@ -386,7 +386,10 @@ ZH_WEEK = {
         "- 10:00 教训：依赖升级要一个一个来 #atlas\n"
         "- [ ] 周三前把 CSV 导出提测 #atlas\n"
     ),
-    "2026-03-06": "---\ndate: 2026-03-06\n---\n## 生活\n\n- 19:00 网络要下周三才能装好，这几天先用手机热点 #搬家\n",
+    "2026-03-06": (
+        "---\ndate: 2026-03-06\n---\n## 生活\n\n- 19:00 网络要下周三才能装好，这几天先用手机热点 #搬家\n"
+        "- 20:00 书都拆箱了，书桌也装好了。下周四去 Bürgeramt 办 Anmeldung。 #搬家\n"
+    ),
 }
 
 
@@ -397,10 +400,12 @@ def test_a_chinese_week_reads_in_chinese(tmp_path: Path) -> None:
     report = run(vault, "2026-W10")
     text = (vault / "memory/summaries/2026-W10.md").read_text(encoding="utf-8")
     assert report.action == "written" and "# 2026年第10周（3月2日–3月8日）" in text
-    assert "共 4 条记录，来自 2 篇日记。主要话题：Atlas (3)。1 项决定，1 条教训，2 件待办与后续。" in text
+    assert "共 5 条记录，来自 2 篇日记。主要话题：Atlas (3)、搬家 (2)。1 项决定，1 条教训，3 件待办与后续。" in text
     assert re.findall(r"^## (.+)$", text, re.MULTILINE) == ["决定", "教训", "待办与后续"]
     assert "- **Atlas** · 账单服务用 PostgreSQL，不用 MySQL ([[2026-03-02#工作|3月2日]])" in text
     assert "网络要下周三才能装好，这几天先用手机热点 → 周三 3月11日 ([[2026-03-06#生活|3月6日]])" in text
+    # an open thread says the sentence that names its day, not the whole entry
+    assert "- **搬家** · 下周四去 Bürgeramt 办 Anmeldung。 → 周四 3月12日 ([[2026-03-06#生活|3月6日]])" in text
 
 
 def test_import_leaves_summaries_to_the_vaults_own_heartbeat(month: Path, tmp_path: Path) -> None:

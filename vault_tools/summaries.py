@@ -289,24 +289,39 @@ def build_summary(
 
 def rules_bullet(insight: insights.Insight, period: Period) -> Bullet:
     lead = max(insight.sources, key=lambda e: (e.date or dt.date.min, e.start_line))
-    text = insights.short(insight.text, BULLET_CHARS)
-    when = ahead_of(insight.sources, period.end)
+    text = insight.text
+    ahead = ahead_of(insight.sources, period.end)
     done = all(DONE_TASK.match(e.raw) for e in insight.sources)
-    if any(is_open_task(e) for e in insight.sources) or (when is not None and not done):
+    if any(is_open_task(e) for e in insight.sources) or (ahead is not None and not done):
         section: SectionKey = "open"
+        if ahead is not None:
+            text = sentence_naming(ahead[2], ahead[1]) or text  # "Follow up with Jonas on Monday."
     elif done:
         section = "events"  # a done task is something that happened
     else:
         section = SECTION_OF_CATEGORY[insight.category]
-    return Bullet(section, topic_of(lead), text, insight.score, tuple(insight.sources), when)
+    when = ahead[0] if ahead is not None else None
+    return Bullet(
+        section, topic_of(lead), insights.short(text, BULLET_CHARS), insight.score, insight.sources, when
+    )
 
 
-def ahead_of(entries: Sequence[notes.Entry], end: dt.date) -> dt.date | None:
-    """The soonest day after the period that one of ``entries`` names (a thread still open)."""
+def ahead_of(entries: Sequence[notes.Entry], end: dt.date) -> tuple[dt.date, str, notes.Entry] | None:
+    """The soonest day after the period that one of ``entries`` names (a thread still open), the
+    words that name it, and the entry."""
     from vault_tools.upcoming import dates_of
 
-    days = [day for e in entries for day, _phrase in dates_of(e) if day > end]
-    return min(days) if days else None
+    found = [(day, phrase, e) for e in entries for day, phrase in dates_of(e) if day > end]
+    return min(found, key=lambda t: t[0]) if found else None
+
+
+def sentence_naming(entry: notes.Entry, phrase: str) -> str | None:
+    """The sentence of ``entry`` that holds ``phrase`` (tags and fields off), when it is shorter."""
+    for sentence in insights.sentences(insights.body_text(entry)):
+        if phrase in sentence:
+            flat = insights.plain(sentence.lstrip("-*+ "))
+            return flat if len(flat) < len(insights.plain(entry.text)) else None
+    return None
 
 
 def select(bullets: list[Bullet], period: Period) -> list[Bullet]:
@@ -383,7 +398,9 @@ def bullet_line(bullet: Bullet, language: str) -> str:
 def overview(summary: Summary) -> str:
     """The line a question about the period finds first: how much, about what, what came of it."""
     counts = {s: sum(1 for b in summary.bullets if b.section == s) for s in SECTIONS}
-    names = ", ".join(f"{topic_label(t)} ({n})" for t, n in summary.topics)
+    names = ("、" if summary.language == "zh" else ", ").join(
+        f"{topic_label(t)} ({n})" for t, n in summary.topics
+    )
     if summary.language == "zh":
         parts = [f"共 {summary.entries} 条记录，来自 {summary.notes} 篇日记。"]
         if names:
