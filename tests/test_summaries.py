@@ -400,12 +400,17 @@ def test_a_chinese_week_reads_in_chinese(tmp_path: Path) -> None:
     report = run(vault, "2026-W10")
     text = (vault / "memory/summaries/2026-W10.md").read_text(encoding="utf-8")
     assert report.action == "written" and "# 2026年第10周（3月2日–3月8日）" in text
-    assert "共 5 条记录，来自 2 篇日记。主要话题：Atlas (3)、搬家 (2)。1 项决定，1 条教训，3 件待办与后续。" in text
+    assert (
+        "共 5 条记录，来自 2 篇日记。主要话题：Atlas (3)、搬家 (2)。1 项决定，1 条教训，3 件待办与后续。"
+        in text
+    )
     assert re.findall(r"^## (.+)$", text, re.MULTILINE) == ["决定", "教训", "待办与后续"]
     assert "- **Atlas** · 账单服务用 PostgreSQL，不用 MySQL ([[2026-03-02#工作|3月2日]])" in text
     assert "网络要下周三才能装好，这几天先用手机热点 → 周三 3月11日 ([[2026-03-06#生活|3月6日]])" in text
     # an open thread says the sentence that names its day, not the whole entry
-    assert "- **搬家** · 下周四去 Bürgeramt 办 Anmeldung。 → 周四 3月12日 ([[2026-03-06#生活|3月6日]])" in text
+    assert (
+        "- **搬家** · 下周四去 Bürgeramt 办 Anmeldung。 → 周四 3月12日 ([[2026-03-06#生活|3月6日]])" in text
+    )
 
 
 def test_import_leaves_summaries_to_the_vaults_own_heartbeat(month: Path, tmp_path: Path) -> None:
@@ -421,3 +426,26 @@ def test_import_leaves_summaries_to_the_vaults_own_heartbeat(month: Path, tmp_pa
     assert any("a summary" in reason for reason in report.skipped)
     assert not any("summaries" in p.relative_to(target).as_posix() for p in target.rglob("*.md"))
     assert "Most about" not in "".join(p.read_text(encoding="utf-8") for p in target.rglob("*.md"))
+
+
+def test_the_model_gets_the_most_important_entries_that_fit_the_token_cap(
+    month: Path, server: LLMServer
+) -> None:
+    server.default = Reply(responder=writer_of_first)
+    report = run(month, "2026-W10", config=with_model(month, server, max_tokens_per_run=1100))
+    sent = list(entry_ids(server.requests[0]).values())
+    # health and marked #remember, the rules' 1.0, goes first, its health detail redacted ...
+    assert 1 <= len(sent) < report.entries and sent[0].startswith("[REDACTED:health]，吃了会起荨麻疹")
+    # ... and a bullet the model wrote from a redacted entry takes its words from the note itself
+    text = (month / "memory/summaries/2026-W10.md").read_text(encoding="utf-8")
+    assert report.mode == "llm" and "- 我对花生过敏，吃了会起荨麻疹 ([[2026-03-02#Personal|Mar 2]])" in text
+    assert "REDACTED" not in text
+    too_small = run(month, "2026-W11", config=with_model(month, server, max_tokens_per_run=300))
+    assert too_small.mode == "rules" and "token cap" in (too_small.fallback or "")
+    assert len(server.requests) == 1  # nothing was sent for the week that could not fit
+
+
+def writer_of_first(request: dict[str, Any]) -> str:
+    first_id, first_text = next(iter(entry_ids(request).items()))
+    bullet = {"section": "events", "topic": "", "text": first_text, "sources": [first_id], "importance": 1.0}
+    return json.dumps({"bullets": [bullet]}, ensure_ascii=False)

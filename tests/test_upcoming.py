@@ -175,3 +175,19 @@ def test_the_command_and_context_show_what_is_coming(
     group = build_context(load_config(dated_vault), chat="group", as_of=D(2026, 12, 29)).render()
     assert "## Coming up\n- 2027-01-05 Tue, in 7 days: Atlas release next Tuesday #atlas #shared" in group
     assert "Dentist" not in group and "Hamburg" not in group
+
+
+def test_the_cache_follows_edits_and_heals(dated_vault: Path) -> None:
+    config = load_config(dated_vault)
+    first = find_upcoming(config, days=14, as_of=D(2026, 12, 29))
+    cache = dated_vault / ".vault-tools" / "upcoming.json"
+    assert cache.is_file() and "体检" not in cache.read_text(encoding="utf-8")  # private: never cached
+    note = dated_vault / "memory/2026-12-29.md"
+    note.write_text(
+        note.read_text(encoding="utf-8") + "- 15:00 Board meeting on 2027-01-07\n", encoding="utf-8"
+    )
+    edited = find_upcoming(config, days=14, as_of=D(2026, 12, 29))
+    assert [i.date for i in edited.items] == [*(i.date for i in first.items), "2027-01-07"]
+    cache.write_text("{not json", encoding="utf-8")
+    assert find_upcoming(config, days=14, as_of=D(2026, 12, 29)).items == edited.items
+    assert json.loads(cache.read_text(encoding="utf-8"))["version"] == 1

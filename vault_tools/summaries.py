@@ -218,6 +218,7 @@ class Summary:
     bullets: list[Bullet]
     topics: list[tuple[str, int]]  # the main topics of the period and how many entries each
     generator: str  # "rules" or "model <name>"
+    scores: dict[str, float] = field(default_factory=dict)  # entry id -> the rules' score
 
 
 def period_entries(vault: Path, period: Period, warnings: list[str]) -> list[notes.Entry]:
@@ -273,7 +274,7 @@ def build_summary(
 ) -> Summary:
     """The extractive (rules) summary of ``entries``, the period's usable entries."""
     candidates = [insights.analyse(e, rules) for e in entries]
-    found, _scores = insights.rules_insights(candidates, candidates, rules)
+    found, scores = insights.rules_insights(candidates, candidates, rules)
     bullets = [rules_bullet(insight, period) for insight in found]
     return Summary(
         period=period,
@@ -284,6 +285,7 @@ def build_summary(
         bullets=select(bullets, period),
         topics=main_topics(entries),
         generator="rules",
+        scores={key: value for key, (value, _rule) in scores.items()},
     )
 
 
@@ -504,55 +506,63 @@ class ModelOutcome:
 
 
 def model_bullets(
-    config: Config, period: Period, entries: Sequence[notes.Entry], rules: insights.Rules
+    config: Config,
+    period: Period,
+    entries: Sequence[notes.Entry],
+    scores: dict[str, float],
+    rules: insights.Rules,
 ) -> ModelOutcome:
     """The model's bullets for the period (raises LLMError when it cannot be used)."""
     from vault_tools import llm
+    from vault_tools.tokens import count_tokens
 
     settings = config.llm
-    ranked = rank_for_model(entries, rules)
+    ranked = rank_for_model(entries, scores)
     budget = settings.max_tokens_per_run
+    payload, by_id = llm.entry_payload(ranked)  # each entry redacted once; e1 is the most important
+    system = SUMMARY_PROMPT.format(kind=period.kind, start=period.start, end=period.end)
 
-    def messages_for(chosen: Sequence[notes.Entry]) -> tuple[list[dict[str, str]], dict[str, notes.Entry]]:
-        payload, by_id = llm.entry_payload(chosen)
-        system = SUMMARY_PROMPT.format(kind=period.kind, start=period.start, end=period.end)
-        content = json.dumps({"period": period.name, "entries": payload}, ensure_ascii=False)
-        return [{"role": "system", "content": system}, {"role": "user", "content": content}], by_id
+    def messages_for(count: int) -> list[dict[str, str]]:
+        content = json.dumps({"period": period.name, "entries": payload[:count]}, ensure_ascii=False)
+        return [{"role": "system", "content": system}, {"role": "user", "content": content}]
 
-    low, high = 0, len(ranked)
-    while low < high:  # the most entries (best first) whose request and answer fit the budget
-        middle = (low + high + 1) // 2
-        messages, _by_id = messages_for(ranked[:middle])
-        if llm.estimate(messages) + llm.completion_allowance(middle) <= budget:
-            low = middle
-        else:
-            high = middle - 1
+    # The most entries whose request and answer fit the budget: summed per entry, then checked whole.
+    spent = llm.estimate(messages_for(0))
+    count = 0
+    for item in payload:
+        cost = count_tokens(json.dumps(item, ensure_ascii=False)) + 1
+        if spent + cost + llm.completion_allowance(count + 1) > budget:
+            break
+        spent += cost
+        count += 1
+    while count and llm.estimate(messages_for(count)) + llm.completion_allowance(count) > budget:
+        count -= 1
     usage = llm.Usage()
-    if low == 0:
+    if count == 0:
         raise llm.LLMFailure(f"the token cap (llm.max_tokens_per_run = {budget}) fits no entry", usage)
-    messages, by_id = messages_for(ranked[:low])
-    allowance = llm.completion_allowance(low)
-    reply, model = llm.request_with_retry(settings, messages, allowance, usage, budget, key="bullets")
-    sent_text = {local: privacy.redact(insights.body_text(e) or e.text) for local, e in by_id.items()}
+    sent = {item["id"]: by_id[item["id"]] for item in payload[:count]}
+    allowance = llm.completion_allowance(count)
+    reply, model = llm.request_with_retry(
+        settings, messages_for(count), allowance, usage, budget, key="bullets"
+    )
+    sent_text = {item["id"]: item["text"] for item in payload[:count]}
     bullets: list[Bullet] = []
     dropped: list[str] = []
     for raw in reply["bullets"]:
         try:
-            bullets.append(check_bullet(raw, by_id, sent_text, rules))
+            bullets.append(check_bullet(raw, sent, sent_text, rules))
         except ValueError as exc:
             label = raw.get("text") if isinstance(raw, dict) else raw
             dropped.append(f"{str(label)[:80]!r}: {exc}")
     return ModelOutcome(bullets, model or settings.model, dropped, usage)
 
 
-def rank_for_model(entries: Sequence[notes.Entry], rules: insights.Rules) -> list[notes.Entry]:
+def rank_for_model(entries: Sequence[notes.Entry], scores: dict[str, float]) -> list[notes.Entry]:
     """The entries a model may see (not private, no secret), the rules' most important first."""
     sendable = [e for e in entries if privacy.may_send_to_llm(e)]
-    scored = [(insights.score(insights.analyse(e, rules), rules)[0], e) for e in sendable]
-    scored.sort(
-        key=lambda pair: (-pair[0], pair[1].date or dt.date.min, pair[1].rel_path, pair[1].start_line)
+    return sorted(
+        sendable, key=lambda e: (-scores.get(e.id, 0.5), e.date or dt.date.min, e.rel_path, e.start_line)
     )
-    return [e for _score, e in scored]
 
 
 def check_bullet(
@@ -662,7 +672,7 @@ def compose(
     summary = build_summary(config, period, entries, rules)
     if use_llm and config.llm.configured:
         try:
-            outcome = model_bullets(config, period, entries, rules)
+            outcome = model_bullets(config, period, entries, summary.scores, rules)
         except LLMError as exc:
             report.fallback = str(exc)
             report.warnings.append(f"language model not used ({exc}); wrote the offline summary")

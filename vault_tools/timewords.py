@@ -877,6 +877,14 @@ _FORWARD_RULES: tuple[tuple[re.Pattern[str], _FwdResolver], ...] = (
 )
 
 
+# Every phrase a forward rule reads has one of these: most lines have none and are skipped at once.
+_MAYBE_A_DAY = re.compile(
+    rf"[0-9]|\b(?:tomorrow|{_WEEKDAY_NAMES}|{_MONTH_NAMES})\b|\bin\s+\w+(?:\s+of)?\s+(?:day|week)s?\b"
+    r"|明|后天|周|星期|礼拜|月|天",
+    re.IGNORECASE,
+)
+
+
 def dates_named(line: str, written: datetime.date | None) -> list[DateMention]:
     """The days ``line`` names, read forward from ``written`` (the note's date), in line order.
 
@@ -886,6 +894,8 @@ def dates_named(line: str, written: datetime.date | None) -> list[DateMention]:
     is None (an undated note). A weekday alone is not a date (see the comment above). Of phrases
     that overlap, the one that starts first (then the longer) wins; a phrase that names no real day is left out.
     """
+    if not _MAYBE_A_DAY.search(line):
+        return []
     found: list[DateMention] = []
     for pattern, resolve in _FORWARD_RULES:
         for m in pattern.finditer(line):

@@ -22,7 +22,10 @@ chat sees only shared ones, and ``#private`` ones are never listed.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
+import json
+import os
 import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -138,20 +141,92 @@ def _one_line(text: str, limit: int = 300) -> str:
 
 
 def _paths(vault: Path, as_of: dt.date, warnings: list[notes.Warning_]) -> list[Path]:
+    """MEMORY.md and the daily notes dated in the look-back, chosen by name before anything is read."""
     first = as_of - dt.timedelta(days=LOOKBACK_DAYS)
-    chosen: list[Path] = []
-    for path in notes.iter_note_paths(vault, warnings):
-        kind, day = notes.classify(notes.relative_posix(path, vault))
-        if kind == "memory" or (kind == "daily" and day is not None and first <= day <= as_of):
-            chosen.append(path)
+    root = vault.resolve()
+    chosen = notes.memory_file_paths(vault, warnings)
+    for dirpath, dirnames, filenames in os.walk(vault / "memory"):
+        dirnames[:] = sorted(d for d in dirnames if d not in notes.IGNORED_DIRS and not d.startswith("."))
+        for name in sorted(filenames):
+            match = notes.DAILY_NAME.match(name)
+            if match is None or not first.isoformat() <= name[:10] <= as_of.isoformat():
+                continue
+            path = Path(dirpath) / name
+            kind, _day = notes.classify(notes.relative_posix(path, vault))
+            if kind == "daily" and path.is_file() and notes.inside_vault(path, root, warnings):
+                chosen.append(path)
     return chosen
+
+
+# The dated entries of each file, kept in .vault-tools/upcoming.json by the file's size and mtime, so
+# that context (every session start) reads only the notes that changed. Disposable: rebuilt when lost.
+CACHE_FILE = "upcoming.json"
+CACHE_VERSION = 1
+
+
+def _load_cache(config: Config) -> dict[str, Any]:
+    try:
+        data = json.loads((config.state_dir / CACHE_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict) or data.get("version") != CACHE_VERSION:
+        return {}
+    files = data.get("files")
+    return files if isinstance(files, dict) else {}
+
+
+def _save_cache(config: Config, files: dict[str, Any]) -> None:
+    payload = json.dumps({"version": CACHE_VERSION, "files": files}, ensure_ascii=False)
+    with contextlib.suppress(OSError):
+        notes.atomic_write(config.make_state_dir() / CACHE_FILE, payload.encode("utf-8"))
+
+
+def _dated_entries(note: notes.Note) -> list[dict[str, Any]]:
+    """Each entry of ``note`` that names a day, as the cache keeps it (never a private one)."""
+    found = []
+    for entry in note.entries:
+        if entry.visibility == "private":
+            continue
+        mentions = dates_of(entry)
+        if mentions:
+            found.append(
+                {
+                    "line": entry.start_line,
+                    "text": _one_line(entry.text),
+                    "kind": entry.kind,
+                    "visibility": entry.visibility,
+                    "written": entry.date.isoformat() if entry.date else None,
+                    "dates": [[day.isoformat(), phrase] for day, phrase in mentions],
+                }
+            )
+    return found
+
+
+def _file_entries(
+    config: Config, path: Path, cache: dict[str, Any], warnings: list[str]
+) -> tuple[str, list[dict[str, Any]]] | None:
+    rel = notes.relative_posix(path, config.vault)
+    try:
+        stat = path.stat()
+        key = [stat.st_size, stat.st_mtime_ns]
+        kept = cache.get(rel)
+        if isinstance(kept, dict) and kept.get("key") == key:
+            return rel, list(kept.get("entries", []))
+        note = notes.read_note(path, config.vault)
+    except OSError as exc:
+        warnings.append(f"{path}: could not be read ({exc.strerror}); left out")
+        return None
+    warnings += [str(w) for w in note.warnings]
+    entries = _dated_entries(note)
+    cache[rel] = {"key": key, "entries": entries}
+    return rel, entries
 
 
 def find_upcoming(
     config: Config, *, days: int = 14, as_of: dt.date | None = None, chat: str | None = None
 ) -> UpcomingResult:
     """The items dated from ``as_of`` (today) through ``days`` days after it, soonest first."""
-    from vault_tools.privacy import entry_visible, parse_chat
+    from vault_tools.privacy import parse_chat, visible_in
 
     if days < 0:
         raise UsageError(f"--days must be 0 or more, got {days}")
@@ -160,30 +235,36 @@ def find_upcoming(
     horizon = today + dt.timedelta(days=days)
     result = UpcomingResult(today.isoformat(), days, chat_)
     file_warnings: list[notes.Warning_] = []
+    cache = _load_cache(config)
+    before = json.dumps(cache, sort_keys=True)
+    fresh: dict[str, Any] = {}
     found: list[tuple[dt.date, str, int, UpcomingItem]] = []
     for path in _paths(config.vault, today, file_warnings):
-        try:
-            note = notes.read_note(path, config.vault)
-        except OSError as exc:
-            result.warnings.append(f"{path}: could not be read ({exc.strerror}); left out")
+        read = _file_entries(config, path, cache, result.warnings)
+        if read is None:
             continue
-        result.warnings += [str(w) for w in note.warnings]
-        for entry in note.entries:
-            if not entry_visible(entry, chat_):
+        rel, entries = read
+        fresh[rel] = cache[rel]
+        for entry in entries:
+            if not visible_in(entry["kind"], entry["visibility"], chat_):
                 continue
-            for day, phrase in dates_of(entry):
-                if today <= day <= horizon and (entry.date is None or day >= entry.date):
+            written = dt.date.fromisoformat(entry["written"]) if entry["written"] else None
+            for iso, phrase in entry["dates"]:
+                day = dt.date.fromisoformat(iso)
+                if today <= day <= horizon and (written is None or day >= written):
                     item = UpcomingItem(
-                        date=day.isoformat(),
+                        date=iso,
                         days_ahead=(day - today).days,
                         phrase=phrase,
-                        path=entry.rel_path,
-                        line=entry.start_line,
-                        text=_one_line(entry.text),
-                        source=entry.kind,
-                        written=entry.date.isoformat() if entry.date else None,
+                        path=rel,
+                        line=entry["line"],
+                        text=entry["text"],
+                        source=entry["kind"],
+                        written=entry["written"],
                     )
-                    found.append((day, entry.rel_path, entry.start_line, item))
+                    found.append((day, rel, entry["line"], item))
+    if json.dumps(fresh, sort_keys=True) != before:
+        _save_cache(config, fresh)
     result.warnings += [str(w) for w in file_warnings]
     found.sort(key=lambda t: (t[0], t[1] == notes.MEMORY_FILE_NAMES[0], t[1], t[2]))
     result.items = [item for *_key, item in found]
