@@ -855,11 +855,13 @@ def write_missing(
     backlog = Backlog()
     if repo is not None and not dry_run:
         backlog.reports += commit_leftovers(config, repo)
-    periods = [p for p in missing_periods(config, as_of) if repo is None or not deleted_by_a_person(repo, p)]
+    periods = missing_periods(config, as_of)
     for number, period in enumerate(periods):
         if len(backlog.reports) >= limit:
-            backlog.waiting = len(periods) - number
+            backlog.waiting = len(periods) - number  # an upper bound: some may be empty or deleted
             break
+        if repo is not None and deleted_by_a_person(repo, period):
+            continue
         report = write_summary(
             config, period, use_llm=use_llm, dry_run=dry_run, repo=repo, only_missing=True, rules=rules
         )
