@@ -34,7 +34,8 @@ unedited one is rewritten only when the notes changed what it says, so a second 
 nothing and commits nothing. Each summary written is its own commit touching only its file.
 
 The heartbeat (:func:`write_missing`) writes the summary of each closed week and month that has
-daily notes and no summary, newest first, at most :data:`PER_RUN` a run; it never writes again
+daily notes and no summary, newest first, at most :data:`PER_RUN` a run (and none started after
+:data:`PER_RUN_SECONDS`); it never writes again
 one that a person deleted (the file is in the history but not in the folder), and commits one
 that a killed run wrote but did not commit.
 """
@@ -46,6 +47,7 @@ import datetime as dt
 import hashlib
 import json
 import re
+import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -784,8 +786,10 @@ def open_repo(config: Config, warnings: list[str]) -> VaultRepo | None:
     return repo
 
 
-#: How many summaries one heartbeat writes at most; a vault's first run catches up over a few runs.
+#: How many summaries one heartbeat writes at most, and for how long it starts new ones: a vault's
+#: first runs catch up on its history a little at a time (newest first) instead of one long run.
 PER_RUN = 12
+PER_RUN_SECONDS = 20.0
 
 
 @dataclass
@@ -856,8 +860,9 @@ def write_missing(
     if repo is not None and not dry_run:
         backlog.reports += commit_leftovers(config, repo)
     periods = missing_periods(config, as_of)
+    stop_at = time.monotonic() + PER_RUN_SECONDS
     for number, period in enumerate(periods):
-        if len(backlog.reports) >= limit:
+        if len(backlog.reports) >= limit or (backlog.reports and time.monotonic() > stop_at):
             backlog.waiting = len(periods) - number  # an upper bound: some may be empty or deleted
             break
         if repo is not None and deleted_by_a_person(repo, period):
