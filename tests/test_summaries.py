@@ -333,6 +333,7 @@ def test_the_heartbeat_writes_each_missing_summary_as_its_own_commit(month: Path
     # a summary a person deleted is not written again
     git(month, "rm", "-q", "memory/summaries/2026-W11.md")
     git(month, "-c", "user.name=Lin", "-c", "user.email=lin@example.com", "commit", "-qm", "no W11 summary")
+    assert heartbeat(month, dt.date(2026, 4, 3), dry_run=True).summaries == []
     assert heartbeat(month, dt.date(2026, 4, 3)).summaries == []
     assert not (month / "memory/summaries/2026-W11.md").exists()
 
@@ -449,3 +450,18 @@ def writer_of_first(request: dict[str, Any]) -> str:
     first_id, first_text = next(iter(entry_ids(request).items()))
     bullet = {"section": "events", "topic": "", "text": first_text, "sources": [first_id], "importance": 1.0}
     return json.dumps({"bullets": [bullet]}, ensure_ascii=False)
+
+
+def test_a_heartbeats_summaries_share_its_token_cap(month: Path, server: LLMServer) -> None:
+    from vault_tools.heartbeat import Options as BeatOptions
+    from vault_tools.heartbeat import run_heartbeat
+
+    server.default = Reply(responder=writer_of_first)
+    config = with_model(month, server, max_tokens_per_run=3000)
+    config = dataclasses.replace(config, heartbeat=dataclasses.replace(config.heartbeat, quiet_seconds=0.0))
+    report = run_heartbeat(config, BeatOptions(as_of=dt.date(2026, 4, 1)))
+    modes = [s["mode"] for s in report.summaries]
+    assert len(modes) == 4 and modes[0] == "llm" and "rules" in modes
+    assert len(server.requests) == report.requests < 4
+    assert report.tokens["prompt"] + report.tokens["completion"] <= 3000
+    assert any("token cap" in w for w in report.warnings)

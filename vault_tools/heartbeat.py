@@ -310,24 +310,42 @@ def run_locked(ctx: Context, state: State, report: HeartbeatReport, step: Progre
 
 
 def summarize_closed(
-    ctx: Context, repo: VaultRepo | None, report: HeartbeatReport, step: Progress, *, dry_run: bool = False
+    ctx: Context,
+    repo: VaultRepo | None,
+    report: HeartbeatReport,
+    step: Progress,
+    *,
+    dry_run: bool = False,
+    history: VaultRepo | None = None,
 ) -> None:
     """Write the summary of every closed week and month that has none yet, each its own commit.
 
     Without a commit possible (no repository, a detached HEAD) none is written: the next run
-    writes and commits them. A summary failing is a warning; the run's other work stands.
+    writes and commits them. A model shares what the run has left of ``llm.max_tokens_per_run``.
+    A summary failing is a warning; the run's other work stands.
     """
     from vault_tools import summaries
 
     if repo is None and not dry_run:
         return
+    spent = report.tokens["prompt"] + report.tokens["completion"]
     try:
         backlog = summaries.write_missing(
-            ctx.config, ctx.as_of, repo=repo, use_llm=ctx.use_llm, dry_run=dry_run, rules=ctx.rules
+            ctx.config,
+            ctx.as_of,
+            repo=repo,
+            use_llm=ctx.use_llm,
+            dry_run=dry_run,
+            rules=ctx.rules,
+            token_budget=ctx.config.llm.max_tokens_per_run - spent,
+            history=history,
         )
     except (ConflictError, GitError) as exc:
         report.warnings.append(f"summaries not written: {exc}")
         return
+    report.requests += backlog.requests
+    report.tokens["prompt"] += backlog.prompt_tokens
+    report.tokens["completion"] += backlog.completion_tokens
     for written in backlog.reports:
         keys = ("period", "path", "action", "entries", "bullets", "visibility", "mode", "model", "commit")
         report.summaries.append({key: getattr(written, key) for key in keys})
@@ -335,9 +353,13 @@ def summarize_closed(
         if written.commit:
             report.commits.append(written.commit)
         step(f"summarized {written.period}")
+    if backlog.tokens_spent:
+        report.warnings.append(
+            "the run's token cap (llm.max_tokens_per_run) ran out: later summaries are offline"
+        )
     if backlog.waiting:
         report.warnings.append(
-            f"{backlog.waiting} more closed week(s)/month(s) have no summary yet; the next runs write them"
+            f"{backlog.waiting} more closed week(s)/month(s) may still need a summary; the next runs write them"
         )
 
 
@@ -497,6 +519,8 @@ def dry_run(ctx: Context, report: HeartbeatReport, started: float) -> HeartbeatR
         for change in pending:
             sim.try_apply(change.ops)
         plan = plan_run(ctx, state, sim, report, pending)
+        if ctx.settings.summaries:
+            summarize_closed(ctx, None, report, lambda _name: None, dry_run=True, history=repo)
     finally:
         if repo is not None:
             repo.close()
@@ -505,8 +529,6 @@ def dry_run(ctx: Context, report: HeartbeatReport, started: float) -> HeartbeatR
             change.report
         )
     report.diff = sim.diff()
-    if ctx.settings.summaries:
-        summarize_closed(ctx, None, report, lambda _name: None, dry_run=True)
     report.seconds = round(time.monotonic() - started, 3)
     return report
 

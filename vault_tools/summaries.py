@@ -513,14 +513,15 @@ def model_bullets(
     entries: Sequence[notes.Entry],
     scores: dict[str, float],
     rules: insights.Rules,
+    budget: int,
 ) -> ModelOutcome:
-    """The model's bullets for the period (raises LLMError when it cannot be used)."""
+    """The model's bullets for the period within ``budget`` tokens (raises LLMError when it cannot
+    be used; its ``usage`` says what the attempts cost)."""
     from vault_tools import llm
     from vault_tools.tokens import count_tokens
 
     settings = config.llm
     ranked = rank_for_model(entries, scores)
-    budget = settings.max_tokens_per_run
     payload, by_id = llm.entry_payload(ranked)  # each entry redacted once; e1 is the most important
     system = SUMMARY_PROMPT.format(kind=period.kind, start=period.start, end=period.end)
 
@@ -626,6 +627,9 @@ class SummaryReport:
     fallback: str | None = None
     commit: str | None = None
     dry_run: bool = False
+    requests: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
     text: str = ""
     warnings: list[str] = field(default_factory=list)
 
@@ -663,9 +667,15 @@ class Options:
 
 
 def compose(
-    config: Config, period: Period, use_llm: bool, report: SummaryReport, rules: insights.Rules
+    config: Config,
+    period: Period,
+    use_llm: bool,
+    report: SummaryReport,
+    rules: insights.Rules,
+    budget: int | None = None,
 ) -> str | None:
-    """The text of the period's summary (None when no entry may be summarized)."""
+    """The text of the period's summary (None when no entry may be summarized); a model may use
+    ``budget`` tokens (default ``llm.max_tokens_per_run``)."""
     read = period_entries(config.vault, period, report.warnings)
     entries = [e for e in read if usable(e)]
     report.entries = len(entries)
@@ -673,12 +683,15 @@ def compose(
         return None
     summary = build_summary(config, period, entries, rules)
     if use_llm and config.llm.configured:
+        cap = config.llm.max_tokens_per_run if budget is None else budget
         try:
-            outcome = model_bullets(config, period, entries, summary.scores, rules)
+            outcome = model_bullets(config, period, entries, summary.scores, rules, cap)
         except LLMError as exc:
+            count_usage(report, getattr(exc, "usage", None))
             report.fallback = str(exc)
             report.warnings.append(f"language model not used ({exc}); wrote the offline summary")
         else:
+            count_usage(report, outcome.usage)
             report.warnings += [f"model bullet dropped: {why}" for why in outcome.dropped]
             if outcome.bullets:
                 summary = dataclasses.replace(
@@ -695,6 +708,13 @@ def compose(
     return render_summary(summary)
 
 
+def count_usage(report: SummaryReport, usage: Any) -> None:
+    if usage is not None:
+        report.requests += usage.requests
+        report.prompt_tokens += usage.prompt_tokens
+        report.completion_tokens += usage.completion_tokens
+
+
 def write_summary(
     config: Config,
     period: Period,
@@ -704,17 +724,19 @@ def write_summary(
     repo: VaultRepo | None = None,
     only_missing: bool = False,
     rules: insights.Rules | None = None,
+    token_budget: int | None = None,
 ) -> SummaryReport:
     """Write (and commit, with ``repo``) the summary of ``period``; see the module docstring.
 
     ``only_missing`` (the heartbeat): leave a period that has a summary file alone.
+    ``token_budget``: what a model may use (default ``llm.max_tokens_per_run``).
     """
     report = SummaryReport(period.name, period.rel_path, dry_run=dry_run)
     target = config.vault / period.rel_path
     current = target.read_text(encoding="utf-8", errors="replace") if target.is_file() else None
     if current is not None and only_missing:
         return report
-    text = compose(config, period, use_llm, report, rules or insights.Rules())
+    text = compose(config, period, use_llm, report, rules or insights.Rules(), token_budget)
     if text is None:
         report.action = "empty"
         return report
@@ -790,6 +812,8 @@ def open_repo(config: Config, warnings: list[str]) -> VaultRepo | None:
 #: first runs catch up on its history a little at a time (newest first) instead of one long run.
 PER_RUN = 12
 PER_RUN_SECONDS = 20.0
+#: Below this many tokens left of the run's cap a summary is not worth a request: it is written offline.
+MIN_MODEL_TOKENS = 2000
 
 
 @dataclass
@@ -798,6 +822,10 @@ class Backlog:
 
     reports: list[SummaryReport] = field(default_factory=list)
     waiting: int = 0
+    requests: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    tokens_spent: bool = False  # the run's token cap ran out: later summaries were written offline
 
 
 def missing_periods(config: Config, as_of: dt.date) -> list[Period]:
@@ -851,12 +879,19 @@ def write_missing(
     dry_run: bool = False,
     rules: insights.Rules | None = None,
     limit: int = PER_RUN,
+    token_budget: int | None = None,
+    history: VaultRepo | None = None,
 ) -> Backlog:
     """The heartbeat's part: the summary of each closed period that has none (at most ``limit``).
 
-    A period with nothing a summary may draw from gets no file and is not counted.
+    A period with nothing a summary may draw from gets no file and is not counted. A model shares
+    ``token_budget`` (what the run has left of ``llm.max_tokens_per_run``) across the summaries;
+    once it is spent the rest are written offline. ``history`` (default ``repo``) is asked which
+    summaries a person deleted.
     """
     backlog = Backlog()
+    history = history or repo
+    remaining = config.llm.max_tokens_per_run if token_budget is None else token_budget
     if repo is not None and not dry_run:
         backlog.reports += commit_leftovers(config, repo)
     periods = missing_periods(config, as_of)
@@ -865,11 +900,25 @@ def write_missing(
         if len(backlog.reports) >= limit or (backlog.reports and time.monotonic() > stop_at):
             backlog.waiting = len(periods) - number  # an upper bound: some may be empty or deleted
             break
-        if repo is not None and deleted_by_a_person(repo, period):
+        if history is not None and deleted_by_a_person(history, period):
             continue
+        model = use_llm and remaining >= MIN_MODEL_TOKENS
+        if use_llm and config.llm.configured and not model and not backlog.tokens_spent:
+            backlog.tokens_spent = True
         report = write_summary(
-            config, period, use_llm=use_llm, dry_run=dry_run, repo=repo, only_missing=True, rules=rules
+            config,
+            period,
+            use_llm=model,
+            dry_run=dry_run,
+            repo=repo,
+            only_missing=True,
+            rules=rules,
+            token_budget=remaining,
         )
+        remaining -= report.prompt_tokens + report.completion_tokens
+        backlog.requests += report.requests
+        backlog.prompt_tokens += report.prompt_tokens
+        backlog.completion_tokens += report.completion_tokens
         if report.action in ("written", "would write"):
             backlog.reports.append(report)
     return backlog
