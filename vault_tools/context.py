@@ -130,7 +130,8 @@ def render_sections(sections: list[ContextSection], chat: str) -> str:
         else:
             lines += [_bullet(item) for item in section.items]
         if section.omitted:
-            lines.append(f"- … {section.omitted} more not shown (use recall)")
+            where = "upcoming" if section.key == "upcoming" else "recall"
+            lines.append(f"- … {section.omitted} more not shown (use {where})")
         blocks.append("\n".join(lines))
     if len(blocks) == 1:
         blocks.append("Nothing to load for this chat.")
