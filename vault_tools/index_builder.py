@@ -121,9 +121,11 @@ class IndexBuilding(IndexWriting):
     ) -> dict[str, FileRecord]:
         from whoosh import index as wi
 
+        from vault_tools.index_segment import BulkSegmentWriter
+
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir()
-        writer = wi.create_in(str(tmp), schema()).writer(limitmb=BUILD_LIMIT_MB)
+        writer = BulkSegmentWriter(wi.create_in(str(tmp), schema()), limitmb=BUILD_LIMIT_MB)
         manifest: dict[str, FileRecord] = {}
         bar = progress_bar(len(on_disk), progress, "indexing")
         try:
@@ -284,12 +286,12 @@ def build_worker_main() -> None:
     """One worker of a parallel build (see above): ``python -c ... JOB.json``."""
     import pickle
 
-    from whoosh.writing import SegmentWriter
+    from vault_tools.index_segment import BulkSegmentWriter
 
     job = json.loads(Path(sys.argv[1]).read_text())
     vault, index_dir = Path(job["vault"]), Path(job["index"])
     ix = storage.worker_storage(index_dir, job["n"]).open_index(schema=schema())
-    writer = SegmentWriter(ix, _lk=False, limitmb=job["limit_mb"])
+    writer = BulkSegmentWriter(ix, _lk=False, limitmb=job["limit_mb"])
     manifest: dict[str, list[Any]] = {}
     warnings: list[str] = []
     out = sys.stdout.buffer
