@@ -1,11 +1,13 @@
 """Index benchmark: Whoosh (vault_tools.index) side by side with SQLite FTS5, in one run.
 
     python bench/index_bench.py [--sizes 10000,100000] [--quick] [--saves 50] [--work DIR]
+                                [--baseline-src DIR] [--rounds N]
 
 For each size it generates the vault deterministically (``bench/genvault.py``: daily notes over
 three years, 40% English / 30% Chinese / 30% mixed, plus a MEMORY.md of 2,000 items) and measures:
 
-* full build: time, index size and peak RSS of a fresh process, for ``Index.rebuild()`` and for
+* full build: time, CPU time (the process and its build workers), index size and peak RSS of a
+  fresh process, for ``Index.rebuild()`` and for
   SQLite FTS5 over the same entries (parsed by the same ``notes`` code, timed in), twice:
   ``unicode61`` on the raw text, and ``unicode61`` on text pre-tokenized by
   ``analysis.tokenize`` (CJK bigrams, stemmed words: the same terms Whoosh indexes);
@@ -20,7 +22,10 @@ three years, 40% English / 30% Chinese / 30% mixed, plus a MEMORY.md of 2,000 it
   itself, as the CLI does).
 
 Prints Markdown tables (times, sizes, ratios to FTS5, targets). Numbers from a shared machine are
-noisy: the load average is printed with them.
+noisy: the load average is printed with them. ``--baseline-src DIR`` builds each vault also with the
+``vault_tools`` of another checkout (``git worktree add /tmp/before REV``), alternating with this one
+``--rounds`` times (medians; the ratio column is then to that build): a before/after comparison
+that a busy machine slows down alike.
 """
 
 from __future__ import annotations
@@ -58,7 +63,9 @@ started = time.perf_counter()
 report = Index(load_config(Path(sys.argv[1])), lock_timeout=600).rebuild()
 seconds = time.perf_counter() - started
 rss = max(resource.getrusage(who).ru_maxrss for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
-print(json.dumps({"seconds": seconds, "entries": report.entries, "rss_mb": rss / 1024}))
+cpu = sum(getattr(resource.getrusage(who), part) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
+          for part in ("ru_utime", "ru_stime"))
+print(json.dumps({"seconds": seconds, "cpu": cpu, "entries": report.entries, "rss_mb": rss / 1024}))
 """
 
 BUILD_FTS = """
@@ -134,8 +141,10 @@ class SizeResult:
     misses: int = 0
 
 
-def run_json(args: list[str]) -> dict[str, Any]:
-    out = subprocess.run(args, check=True, capture_output=True, text=True).stdout
+def run_json(args: list[str], source: Path | None = None) -> dict[str, Any]:
+    """Run a measuring script; ``source``: the checkout whose ``vault_tools`` it imports."""
+    env = None if source is None else {**os.environ, "PYTHONPATH": str(source)}
+    out = subprocess.run(args, check=True, capture_output=True, text=True, env=env).stdout
     return dict(json.loads(out.strip().splitlines()[-1]))
 
 
@@ -154,13 +163,30 @@ def p95(values: list[float]) -> float:
     return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
 
 
-def measure_builds(vault: Path, work: Path, result: SizeResult) -> None:
-    shutil.rmtree(vault / ".vault-tools", ignore_errors=True)
-    whoosh = run_json([PY, "-c", BUILD_WHOOSH, str(vault)])
-    whoosh["bytes"] = dir_size(vault / ".vault-tools" / "index")
-    workers = json.loads((vault / ".vault-tools" / "index" / "meta.json").read_text()).get("build_workers", 1)
-    result.builds[f"Whoosh (vault_tools.index, {workers} build processes)"] = whoosh
-    result.entries = int(whoosh["entries"])
+def measure_builds(
+    vault: Path, work: Path, result: SizeResult, baseline: Path | None = None, rounds: int = 1
+) -> None:
+    """Whoosh builds (this checkout's, and ``baseline``'s alternating with it: medians of
+    ``rounds``), then the FTS5 builds once."""
+    sources: dict[str, Path | None] = {"this checkout": None}
+    if baseline is not None:
+        sources[f"baseline {baseline}"] = baseline
+    runs: dict[str, list[dict[str, Any]]] = {name: [] for name in sources}
+    for _round in range(rounds):
+        for name, source in sources.items():
+            shutil.rmtree(vault / ".vault-tools", ignore_errors=True)
+            build = run_json([PY, "-c", BUILD_WHOOSH, str(vault)], source)
+            build["bytes"] = dir_size(vault / ".vault-tools" / "index")
+            meta = json.loads((vault / ".vault-tools" / "index" / "meta.json").read_text())
+            build["workers"] = meta.get("build_workers", 1)
+            runs[name].append(build)
+    for name, builds in runs.items():
+        whoosh = {
+            key: median([float(b[key]) for b in builds]) for key in ("seconds", "cpu", "rss_mb", "bytes")
+        }
+        label = f"Whoosh ({name}, {builds[0]['workers']} build processes)"
+        result.builds[label] = whoosh
+        result.entries = int(builds[0]["entries"])
     for mode, label in (
         ("raw", "SQLite FTS5 unicode61, raw text"),
         ("pretokenized", "SQLite FTS5 unicode61, pre-tokenized"),
@@ -313,14 +339,22 @@ def render(results: list[SizeResult]) -> str:
 
 def render_builds(results: list[SizeResult]) -> list[str]:
     lines = ["### Full build (fresh process each; parsing the notes included)", ""]
-    lines.append("| entries | engine | build s | ratio | index MB | ratio | peak RSS MB (largest process) |")
-    lines.append("|---:|---|---:|---:|---:|---:|---:|")
+    baseline = next((label for r in results for label in r.builds if "(baseline " in label), None)
+    against = "the baseline build" if baseline else "FTS5 pre-tokenized"
+    lines.append(f"Ratios are to {against} of the same size, measured in the same run.")
+    lines.append("")
+    lines.append(
+        "| entries | engine | build s | ratio | CPU s | index MB | ratio | peak RSS MB (largest process) |"
+    )
+    lines.append("|---:|---|---:|---:|---:|---:|---:|---:|")
     for r in results:
-        base = r.builds["SQLite FTS5 unicode61, pre-tokenized"]
+        name = next((label for label in r.builds if "(baseline " in label), None)
+        base = r.builds[name or "SQLite FTS5 unicode61, pre-tokenized"]
         for label, b in r.builds.items():
+            cpu = f"{b['cpu']:.1f}" if "cpu" in b else "–"
             lines.append(
-                f"| {r.entries:,} | {label} | {b['seconds']:.2f} | {b['seconds'] / base['seconds']:.1f}× "
-                f"| {b['bytes'] / 1e6:.1f} | {b['bytes'] / base['bytes']:.1f}× | {b['rss_mb']:.0f} |"
+                f"| {r.entries:,} | {label} | {b['seconds']:.2f} | {b['seconds'] / base['seconds']:.2f}× | {cpu} "
+                f"| {b['bytes'] / 1e6:.1f} | {b['bytes'] / base['bytes']:.2f}× | {b['rss_mb']:.0f} |"
             )
     return [*lines, ""]
 
@@ -367,6 +401,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--saves", type=int, default=50)
     parser.add_argument("--work", type=Path, help="folder for the vaults (default: a temp folder, removed)")
     parser.add_argument(
+        "--baseline-src",
+        type=Path,
+        help="a checkout whose vault_tools builds each vault too, alternating with this one (before/after)",
+    )
+    parser.add_argument("--rounds", type=int, default=1, help="builds of each kind (medians are shown)")
+    parser.add_argument(
         "--phases",
         default="build,incremental,watch",
         help="what to measure (build,incremental,watch); without build, --work must hold built vaults",
@@ -385,7 +425,7 @@ def main(argv: list[str] | None = None) -> int:
             if "build" in phases:
                 generate(vault, size, force=True)
                 print(f"[{size}] building (load {load_average()})", file=sys.stderr, flush=True)
-                measure_builds(vault, work, result)
+                measure_builds(vault, work, result, args.baseline_src, args.rounds)
             if "incremental" in phases:
                 print(f"[{size}] incremental (load {load_average()})", file=sys.stderr, flush=True)
                 measure_noop(vault, result)
