@@ -327,6 +327,10 @@ def test_the_heartbeat_writes_each_missing_summary_as_its_own_commit(month: Path
         assert summary["commit"] in report.commits
         files = git(month, "show", "--name-only", "--format=", summary["commit"]).split()
         assert files == [summary["path"]]
+    from vault_tools.vault import vault_status
+
+    status = vault_status(load_config(month)).summaries
+    assert status == {"count": 4, "latest_week": "2026-W12", "latest_month": "2026-03"}
     head = git(month, "rev-parse", "HEAD")
     assert heartbeat(month, dt.date(2026, 4, 2)).summaries == []
     assert git(month, "rev-parse", "HEAD") == head

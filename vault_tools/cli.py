@@ -142,6 +142,7 @@ def cmd_status(args: argparse.Namespace, out: Output) -> int:
             f"daily notes:  {report.daily_notes}",
             f"MEMORY items: {report.memory_items}",
             f"entries:      {report.entries}",
+            f"summaries:    {summaries_line(report.summaries)}",
             f"index:        {index.get('summary', index.get('state', 'unknown'))}",
             f"watcher:      {report.watcher.get('summary', 'not running') if report.watcher else 'not running'}",
             f"heartbeat:    {report.heartbeat.get('summary', 'never run') if report.heartbeat else 'never run'}",
@@ -152,6 +153,16 @@ def cmd_status(args: argparse.Namespace, out: Output) -> int:
 
     out.result(report, text)
     return 0
+
+
+def summaries_line(summaries: dict[str, Any]) -> str:
+    """``3 (latest week 2026-W48, month 2026-11)`` for status."""
+    latest = [
+        f"{kind} {summaries[key]}"
+        for kind, key in (("week", "latest_week"), ("month", "latest_month"))
+        if summaries.get(key)
+    ]
+    return f"{summaries.get('count', 0)}" + (f" (latest {', '.join(latest)})" if latest else "")
 
 
 def without_cycle_collection(handler: Handler) -> Handler:

@@ -250,6 +250,7 @@ class StatusReport:
     memory_items: int
     entries: int
     warnings: list[str]
+    summaries: dict[str, Any]
     index: dict[str, Any]
     watcher: dict[str, Any]
     heartbeat: dict[str, Any]
@@ -264,12 +265,18 @@ def vault_status(config: Config) -> StatusReport:
     loaded, warnings = notes.read_vault(config.vault)
     daily = [n for n in loaded if n.kind == "daily"]
     memory_items = sum(len(n.entries) for n in loaded if n.kind == "memory")
+    summaries = sorted(n.path.stem for n in loaded if n.kind == "summary")
     return StatusReport(
         vault=str(config.vault),
         daily_notes=len(daily),
         memory_items=memory_items,
         entries=sum(len(n.entries) for n in loaded),
         warnings=[str(w) for w in warnings],
+        summaries={
+            "count": len(summaries),
+            "latest_week": max((name for name in summaries if "-W" in name), default=None),
+            "latest_month": max((name for name in summaries if "-W" not in name), default=None),
+        },
         index=index_status(config),
         watcher=watcher_status(config),
         heartbeat=heartbeat_status(config),
