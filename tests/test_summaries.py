@@ -469,3 +469,18 @@ def test_a_heartbeats_summaries_share_its_token_cap(month: Path, server: LLMServ
     assert len(server.requests) == report.requests < 4
     assert report.tokens["prompt"] + report.tokens["completion"] <= 3000
     assert any("token cap" in w for w in report.warnings)
+
+
+def test_a_summaries_folder_linked_out_of_the_vault_is_not_written_through(
+    month: Path, tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (month / "memory" / "summaries").symlink_to(outside, target_is_directory=True)
+    with pytest.raises(UsageError, match="link out of the vault"):
+        run(month, "2026-W10")
+    assert list(outside.iterdir()) == []
+    assert cli.main(["--vault", str(month), "summarize", "--week", "2026-W10", "--as-of", "2026-03-24"]) == 2
+    report = heartbeat(month, dt.date(2026, 3, 24))  # the heartbeat's other work stands; it warns
+    assert report.summaries == [] and any("link out of the vault" in w for w in report.warnings)
+    assert list(outside.iterdir()) == []

@@ -70,7 +70,7 @@ from typing import TYPE_CHECKING, Any
 
 from vault_tools import locks, notes
 from vault_tools.config import Config, HeartbeatConfig
-from vault_tools.errors import ConflictError, GitError, UsageError, VaultError
+from vault_tools.errors import GitError, UsageError, VaultError
 from vault_tools.heartbeat_commits import (
     Committer,
     baseline_message,
@@ -340,7 +340,7 @@ def summarize_closed(
             token_budget=ctx.config.llm.max_tokens_per_run - spent,
             history=history,
         )
-    except (ConflictError, GitError) as exc:
+    except VaultError as exc:  # a conflict, git, a summaries folder linked out of the vault
         report.warnings.append(f"summaries not written: {exc}")
         return
     report.requests += backlog.requests

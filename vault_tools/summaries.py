@@ -191,6 +191,11 @@ def write_summary(
     """
     report = SummaryReport(period.name, period.rel_path, dry_run=dry_run)
     target = config.vault / period.rel_path
+    if not notes.inside_vault(target, config.vault.resolve(), None):
+        raise UsageError(
+            f"{target}: memory/summaries (or the file) is a link out of the vault; "
+            "summaries are written only inside it"
+        )
     current = target.read_text(encoding="utf-8", errors="replace") if target.is_file() else None
     if current is not None and only_missing:
         return report
