@@ -484,3 +484,18 @@ def test_a_summaries_folder_linked_out_of_the_vault_is_not_written_through(
     report = heartbeat(month, dt.date(2026, 3, 24))  # the heartbeat's other work stands; it warns
     assert report.summaries == [] and any("link out of the vault" in w for w in report.warnings)
     assert list(outside.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("day", "name", "start", "end"),
+    [
+        (dt.date(2026, 12, 31), "2026-W53", dt.date(2026, 12, 28), dt.date(2027, 1, 3)),
+        (dt.date(2027, 1, 1), "2026-W53", dt.date(2026, 12, 28), dt.date(2027, 1, 3)),
+        (dt.date(2025, 12, 29), "2026-W01", dt.date(2025, 12, 29), dt.date(2026, 1, 4)),
+    ],
+)
+def test_iso_weeks_across_the_year_end(day: dt.date, name: str, start: dt.date, end: dt.date) -> None:
+    period = Period.week_of(day)
+    assert (period.name, period.start, period.end) == (name, start, end)
+    assert Period.parse(name) == period
+    assert notes.classify(period.rel_path) == ("summary", end)
