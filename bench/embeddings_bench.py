@@ -54,11 +54,11 @@ MODEL = "all-MiniLM-L6-v2"
 ROWS: list[tuple[str, str, Fusion]] = [
     ("keyword", "keyword", DEFAULT_FUSION),
     ("semantic", "semantic", DEFAULT_FUSION),
-    ("hybrid, linear 0.8 keyword (shipped)", "hybrid", DEFAULT_FUSION),
-    ("hybrid, linear 0.5/0.5", "hybrid", Fusion(method="linear", keyword_weight=0.5)),
-    ("hybrid, linear 0.7 keyword", "hybrid", Fusion(method="linear", keyword_weight=0.7)),
-    ("hybrid, RRF k=60", "hybrid", Fusion(method="rrf")),
-    ("hybrid, RRF k=60, semantic x0.5", "hybrid", Fusion(method="rrf", semantic_weight=0.5)),
+    ("hybrid, linear 0.7 keyword + neighbours 0.9 (shipped)", "hybrid", DEFAULT_FUSION),
+    ("hybrid, linear 0.8 keyword, no neighbours", "hybrid", Fusion(keyword_weight=0.8, neighbour_weight=0.0)),
+    ("hybrid, linear 0.5/0.5 + neighbours 0.9", "hybrid", Fusion(keyword_weight=0.5)),
+    ("hybrid, RRF k=60", "hybrid", Fusion(method="rrf", neighbour_weight=0.0)),
+    ("hybrid, RRF k=60 + neighbours 0.9", "hybrid", Fusion(method="rrf")),
 ]
 
 
@@ -572,6 +572,8 @@ def storage(args: argparse.Namespace) -> None:
         )
     except ImportError:
         rows.append(("sqlite-vec: not installed (pip install sqlite-vec)", None, None, None, None))
+    except AttributeError:
+        rows.append(("sqlite-vec: this Python's sqlite3 cannot load extensions", None, None, None, None))
     print(f"\n## Vector search at {count:,} x {dim} ({dt.date.today()}), top {k}, 50 queries\n")
     print("| storage | p50 / p95 ms | with a 30% filter p50 / p95 ms | filtered top-k found | memory |")
     print("|---|---|---|---|---|")

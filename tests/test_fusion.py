@@ -17,7 +17,7 @@ def candidate(keyword: float, recency: float = 1.0) -> Candidate:
 
 def test_hybrid_mixes_the_max_normalised_scores_with_the_keywords_leading() -> None:
     words, meaning, both = candidate(10.0), candidate(0.0), candidate(5.0)
-    fuse([words, meaning, both], [0.1, 0.8, 0.4], "hybrid", DEFAULT_FUSION)
+    fuse([words, meaning, both], [0.1, 0.8, 0.4], "hybrid", Fusion(keyword_weight=0.8))
     assert words.score == pytest.approx(0.8 + 0.2 * 0.1 / 0.8)
     assert meaning.score == pytest.approx(0.2)
     assert both.score == pytest.approx(0.8 * 0.5 + 0.2 * 0.5)
@@ -34,7 +34,7 @@ def test_an_entry_without_a_vector_or_with_a_negative_cosine_gets_no_semantic_pa
     none, negative = candidate(1.0), candidate(1.0)
     fuse([none, negative], [None, -0.3], "hybrid", DEFAULT_FUSION)
     assert none.parts["semantic"] == negative.parts["semantic"] == 0.0
-    assert none.score == negative.score == pytest.approx(0.8)
+    assert none.score == negative.score == pytest.approx(DEFAULT_FUSION.keyword_weight)
 
 
 def test_reciprocal_rank_fusion_adds_the_inverse_ranks() -> None:

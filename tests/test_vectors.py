@@ -25,7 +25,7 @@ from vault_tools.config import Config, load_config
 from vault_tools.errors import UsageError
 from vault_tools.index import Index
 from vault_tools.recall import Recaller, recall
-from vault_tools.vectors import VectorStore, fill_vault, store_path
+from vault_tools.vectors import Doc, VectorStore, fill_vault, neighbour_table, store_path
 from vault_tools.watch import WatchOptions
 
 AS_OF = dt.date(2026, 3, 2)
@@ -400,3 +400,24 @@ def test_the_mcp_search_uses_semantic_recall_in_its_chat(config: Config) -> None
     assert [hit["text"] for hit in group["results"]] == [
         "Team offsite planning: the venue has a resident cat"
     ]
+
+
+def test_neighbours_lend_similarity_only_within_a_file_section_and_privacy_boundary() -> None:
+    docs = [
+        Doc("k0", "memory/a.md", 5, "Call", "daily", "personal"),  # 0
+        Doc("k1", "memory/a.md", 6, "Call", "daily", "private"),  # 1
+        Doc("k2", "memory/a.md", 7, "Call", "daily", "personal"),  # 2
+        Doc("k3", "memory/a.md", 9, "Other", "daily", "personal"),  # 3
+        Doc("k4", "memory/a.md", 8, "Call", "daily", "shared"),  # 4: line 8, between 2 and 3
+        Doc("k5", "MEMORY.md", 3, "Facts", "memory", "personal"),  # 5
+        Doc("k6", "MEMORY.md", 4, "Facts", "memory", "personal"),  # 6
+        Doc("k7", "memory/a.md", 7, "Call", "daily", "personal"),  # 7: deleted (the old version of 2)
+    ]
+    before1, before2, after1, after2 = neighbour_table(docs, deleted=[7])
+    assert (after1[0], after2[0]) == (-1, 2)  # the private line never lends to a personal one
+    assert (before1[1], before2[1], after1[1], after2[1]) == (0, -1, 2, 4)  # a private line may borrow
+    assert (before1[2], after1[2]) == (-1, 4)  # 1 is private; 4 is shared: may lend to personal
+    assert (before1[4], before2[4]) == (-1, -1)  # a shared line borrows from no personal one
+    assert after1[4] == -1 and before1[3] == -1  # 3 is in another section
+    assert all(slot[5] == slot[6] == -1 for slot in (before1, before2, after1, after2))  # MEMORY items
+    assert all(slot[7] == -1 for slot in (before1, before2, after1, after2)) and 7 not in after1

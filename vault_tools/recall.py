@@ -456,6 +456,7 @@ class Recaller:
         """Add the most similar entries within the filters to ``found`` (their BM25F from
         ``every``, 0 without a query word); docnum -> cosine of every candidate, in ``found``'s order.
         None when there are no vectors to search (a warning says why)."""
+        from vault_tools.fusion import DEFAULT_FUSION
         from vault_tools.vectors import deleted_docs
 
         assert self._semantic is not None
@@ -467,6 +468,9 @@ class Recaller:
             )
             return None
         sims = vectors.similarities(self._searcher, query_vector)
+        fusion = self.fusion or DEFAULT_FUSION
+        if fusion.neighbour_weight > 0:
+            sims = vectors.with_neighbours(self._searcher, sims, fusion.neighbour_weight)
         deleted = deleted_docs(self._searcher)
         if mode == "semantic":
             found.clear()

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import array
 import hashlib
+import json
 import logging
 import re
 import sqlite3
@@ -37,7 +38,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from vault_tools.config import Config
 from vault_tools.embeddings import RECIPE, Embedder, EmbeddingError, sendable_text
@@ -111,7 +112,8 @@ class VectorStore:
         db = sqlite3.connect(self.path, timeout=10.0, check_same_thread=False, isolation_level=None)
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("CREATE TABLE IF NOT EXISTS vectors (key TEXT PRIMARY KEY, vector BLOB NOT NULL)")
-        db.execute("CREATE TABLE IF NOT EXISTS segments (segment TEXT PRIMARY KEY, keys TEXT NOT NULL)")
+        db.execute("DROP TABLE IF EXISTS segments")  # the first layout: keys only
+        db.execute("CREATE TABLE IF NOT EXISTS segment_docs (segment TEXT PRIMARY KEY, docs TEXT NOT NULL)")
         db.execute("SELECT count(*) FROM vectors").fetchone()
         return db
 
@@ -141,20 +143,25 @@ class VectorStore:
         query = "SELECT rowid, key, vector FROM vectors WHERE rowid > ? ORDER BY rowid"
         return [(int(r), str(k), bytes(v)) for r, k, v in self._db.execute(query, (rowid,))]
 
-    def segment_keys(self, segment: str) -> list[str] | None:
-        row = self._db.execute("SELECT keys FROM segments WHERE segment = ?", (segment,)).fetchone()
-        return str(row[0]).split(",") if row else None
+    def segment_docs(self, segment: str) -> list[Doc] | None:
+        row = self._db.execute("SELECT docs FROM segment_docs WHERE segment = ?", (segment,)).fetchone()
+        if row is None:
+            return None
+        try:
+            return [Doc(*d) for d in json.loads(row[0])]
+        except (ValueError, TypeError):
+            return None
 
-    def save_segment_keys(self, segment: str, keys: Sequence[str], live: Iterable[str]) -> None:
-        """Keep ``keys`` for ``segment`` and forget segments that are not ``live`` any more."""
+    def save_segment_docs(self, segment: str, docs: Sequence[Doc], live: Iterable[str]) -> None:
+        """Keep ``docs`` for ``segment`` and forget segments that are not ``live`` any more."""
         keep = set(live) | {segment}
+        data = json.dumps([list(d) for d in docs], ensure_ascii=False)
         with self._db:
             self._db.execute("BEGIN")
-            self._db.execute("INSERT OR REPLACE INTO segments VALUES (?, ?)", (segment, ",".join(keys)))
-            known = [s for (s,) in self._db.execute("SELECT segment FROM segments")]
-            self._db.executemany(
-                "DELETE FROM segments WHERE segment = ?", [(s,) for s in known if s not in keep]
-            )
+            self._db.execute("INSERT OR REPLACE INTO segment_docs VALUES (?, ?)", (segment, data))
+            known = [s for (s,) in self._db.execute("SELECT segment FROM segment_docs")]
+            gone = [(s,) for s in known if s not in keep]
+            self._db.executemany("DELETE FROM segment_docs WHERE segment = ?", gone)
 
 
 def _leaves(searcher: Any) -> list[tuple[Any, int]]:
@@ -165,18 +172,80 @@ def _segment_name(reader: Any) -> str:
     return f"{reader.segment().segment_id()}:{reader.doc_count_all()}"
 
 
+class Doc(NamedTuple):
+    """What the vector side needs of an indexed entry: its key, and where it sits (neighbours)."""
+
+    key: str
+    path: str
+    line: int
+    section: str
+    kind: str
+    visibility: str
+
+
 def doc_keys(searcher: Any, store: VectorStore) -> list[str]:
     """The content-hash key of every document of ``searcher``, by global document number."""
+    return [doc.key for doc in all_docs(searcher, store)]
+
+
+def all_docs(searcher: Any, store: VectorStore) -> list[Doc]:
     leaves = _leaves(searcher)
     live = [_segment_name(reader) for reader, _offset in leaves]
-    keys: list[str] = []
+    docs: list[Doc] = []
     for (reader, _offset), name in zip(leaves, live, strict=True):
-        found = store.segment_keys(name)
-        if found is None or len(found) != reader.doc_count_all():
-            found = [key_of(reader.stored_fields(d).get("id", "")) for d in range(reader.doc_count_all())]
-            store.save_segment_keys(name, found, live)
-        keys.extend(found)
-    return keys
+        docs.extend(segment_docs(reader, name, live, store))
+    return docs
+
+
+def segment_docs(reader: Any, name: str, live: Sequence[str], store: VectorStore) -> list[Doc]:
+    """One segment's documents: kept in ``store``, read from the stored fields once."""
+    found = store.segment_docs(name)
+    if found is None or len(found) != reader.doc_count_all():
+        found = [_doc(reader.stored_fields(d)) for d in range(reader.doc_count_all())]
+        store.save_segment_docs(name, found, live)
+    return found
+
+
+def _doc(stored: dict[str, Any]) -> Doc:
+    return Doc(
+        key_of(stored.get("id", "")),
+        str(stored.get("path", "")),
+        int(stored.get("start_line", 0)),
+        str(stored.get("section", "")),
+        str(stored.get("kind", "")),
+        str(stored.get("visibility", "")),
+    )
+
+
+#: A neighbour lends its similarity only to an entry that every chat seeing it may see it in too,
+#: as the keyword index's neighbours do (vault_tools.index_documents.neighbours).
+_VISIBILITY_RANK = {"shared": 0, "personal": 1, "private": 2}
+
+
+def neighbour_table(
+    docs: Sequence[Doc], deleted: Iterable[int], before: int = 2, after: int = 2
+) -> list[list[int]]:
+    """For each neighbour slot (``before`` entries before, then ``after`` after), the docnum of
+    that neighbour of every document in its file and section, -1 where there is none."""
+    gone = set(deleted)
+    by_file: dict[str, list[tuple[int, int]]] = {}
+    for docnum, doc in enumerate(docs):
+        if docnum not in gone and doc.kind != "memory":
+            by_file.setdefault(doc.path, []).append((doc.line, docnum))
+    slots = [[-1] * len(docs) for _ in range(before + after)]
+    for rows in by_file.values():
+        rows.sort()
+        order = [d for _line, d in rows]
+        for i, docnum in enumerate(order):
+            doc = docs[docnum]
+            rank = _VISIBILITY_RANK.get(doc.visibility, 2)
+            near = [*order[max(0, i - before) : i][::-1], *order[i + 1 : i + 1 + after]]
+            places = [*range(min(i, before)), *range(before, before + min(len(order) - i - 1, after))]
+            for slot, other in zip(places, near, strict=True):
+                peer = docs[other]
+                if peer.section == doc.section and _VISIBILITY_RANK.get(peer.visibility, 2) <= rank:
+                    slots[slot][docnum] = other
+    return slots
 
 
 def deleted_docs(searcher: Any) -> list[int]:
@@ -350,6 +419,7 @@ class VectorIndex:
         self.rows: dict[str, int] = {}
         self._last_rowid = 0
         self._doc_rows: dict[str, Any] = {}  # segment name -> rows of its documents (-1: none)
+        self._neighbours: tuple[Any, Any] | None = None
 
     def refresh(self) -> None:
         """Load the vectors added since the last call."""
@@ -373,20 +443,39 @@ class VectorIndex:
     def doc_rows(self, searcher: Any) -> Any:
         """The matrix row of each document of ``searcher`` (-1: no vector), per global docnum."""
         np = self._np
+        leaves = _leaves(searcher)
+        live = [_segment_name(reader) for reader, _offset in leaves]
         parts = []
-        keys = doc_keys(searcher, self.store)
-        position = 0
-        for reader, _offset in _leaves(searcher):
-            count = int(reader.doc_count_all())
-            name = _segment_name(reader)
+        for (reader, _offset), name in zip(leaves, live, strict=True):
             rows = self._doc_rows.get(name)
             if rows is None:
-                get = self.rows.get
-                rows = np.fromiter((get(k, -1) for k in keys[position : position + count]), np.int64, count)
-                self._doc_rows[name] = rows
+                docs, get = segment_docs(reader, name, live, self.store), self.rows.get
+                rows = self._doc_rows[name] = np.fromiter((get(d.key, -1) for d in docs), np.int64, len(docs))
             parts.append(rows)
-            position += count
+        self._doc_rows = {name: self._doc_rows[name] for name in live}
         return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+
+    def neighbours(self, searcher: Any) -> Any:
+        """:func:`neighbour_table` of ``searcher`` as one int array per slot (kept per searcher)."""
+        np = self._np
+        deleted = deleted_docs(searcher)
+        key = (tuple(_segment_name(reader) for reader, _offset in _leaves(searcher)), len(deleted))
+        if self._neighbours is None or self._neighbours[0] != key:
+            table = neighbour_table(all_docs(searcher, self.store), deleted)
+            self._neighbours = (key, np.array(table, dtype=np.int64))
+        return self._neighbours[1]
+
+    def with_neighbours(self, searcher: Any, sims: Any, weight: float) -> Any:
+        """Each document's similarity, or ``weight`` x its nearest neighbour's when that is more:
+        the line after a question is often its answer, and says it in other words."""
+        np = self._np
+        best = sims.copy()
+        for slot in self.neighbours(searcher):
+            have = slot >= 0
+            lent = np.full(sims.shape[0], np.nan, dtype=np.float32)
+            lent[have] = sims[slot[have]] * weight
+            best = np.fmax(best, lent)
+        return best
 
     def similarities(self, searcher: Any, query: Sequence[float]) -> Any:
         """Cosine of ``query`` with every document of ``searcher`` (NaN: no vector)."""
