@@ -222,30 +222,35 @@ def _doc(stored: dict[str, Any]) -> Doc:
 _VISIBILITY_RANK = {"shared": 0, "personal": 1, "private": 2}
 
 
-def neighbour_table(
-    docs: Sequence[Doc], deleted: Iterable[int], before: int = 2, after: int = 2
-) -> list[list[int]]:
-    """For each neighbour slot (``before`` entries before, then ``after`` after), the docnum of
-    that neighbour of every document in its file and section, -1 where there is none."""
-    gone = set(deleted)
-    by_file: dict[str, list[tuple[int, int]]] = {}
-    for docnum, doc in enumerate(docs):
-        if docnum not in gone and doc.kind != "memory":
-            by_file.setdefault(doc.path, []).append((doc.line, docnum))
-    slots = [[-1] * len(docs) for _ in range(before + after)]
-    for rows in by_file.values():
-        rows.sort()
-        order = [d for _line, d in rows]
-        for i, docnum in enumerate(order):
-            doc = docs[docnum]
-            rank = _VISIBILITY_RANK.get(doc.visibility, 2)
-            near = [*order[max(0, i - before) : i][::-1], *order[i + 1 : i + 1 + after]]
-            places = [*range(min(i, before)), *range(before, before + min(len(order) - i - 1, after))]
-            for slot, other in zip(places, near, strict=True):
-                peer = docs[other]
-                if peer.section == doc.section and _VISIBILITY_RANK.get(peer.visibility, 2) <= rank:
-                    slots[slot][docnum] = other
-    return slots
+def neighbour_table(docs: Sequence[Doc], deleted: Iterable[int], before: int = 2, after: int = 2) -> Any:
+    """For each neighbour slot (``before`` entries before, nearest first, then ``after`` after), the
+    docnum of that neighbour of every document in its file and section, -1 where there is none
+    (a numpy array, one row per slot)."""
+    import numpy as np
+
+    count = len(docs)
+    paths: dict[str, int] = {}
+    sections: dict[str, int] = {}
+    path = np.fromiter((paths.setdefault(d.path, len(paths)) for d in docs), np.int64, count)
+    section = np.fromiter((sections.setdefault(d.section, len(sections)) for d in docs), np.int64, count)
+    line = np.fromiter((d.line for d in docs), np.int64, count)
+    rank = np.fromiter((_VISIBILITY_RANK.get(d.visibility, 2) for d in docs), np.int64, count)
+    alive = np.fromiter((d.kind != "memory" for d in docs), bool, count)
+    gone = np.fromiter(deleted, np.int64)
+    alive[gone[gone < count]] = False
+    kept = np.flatnonzero(alive)
+    order = kept[np.lexsort((line[kept], path[kept]))]
+    table = np.full((before + after, count), -1, dtype=np.int64)
+    for slot, step in [*((k, -(k + 1)) for k in range(before)), *((before + k, k + 1) for k in range(after))]:
+        distance = abs(step)
+        if distance >= order.shape[0]:
+            continue
+        here, there = (
+            (order[distance:], order[:-distance]) if step < 0 else (order[:-distance], order[distance:])
+        )
+        ok = (path[here] == path[there]) & (section[here] == section[there]) & (rank[there] <= rank[here])
+        table[slot, here[ok]] = there[ok]
+    return table
 
 
 def deleted_docs(searcher: Any) -> list[int]:
@@ -420,6 +425,7 @@ class VectorIndex:
         self._last_rowid = 0
         self._doc_rows: dict[str, Any] = {}  # segment name -> rows of its documents (-1: none)
         self._neighbours: tuple[Any, Any] | None = None
+        self._docs: dict[str, list[Doc]] = {}  # segment name -> its documents
 
     def refresh(self) -> None:
         """Load the vectors added since the last call."""
@@ -449,7 +455,9 @@ class VectorIndex:
         for (reader, _offset), name in zip(leaves, live, strict=True):
             rows = self._doc_rows.get(name)
             if rows is None:
-                docs, get = segment_docs(reader, name, live, self.store), self.rows.get
+                if name not in self._docs:
+                    self._docs[name] = segment_docs(reader, name, live, self.store)
+                docs, get = self._docs[name], self.rows.get
                 rows = self._doc_rows[name] = np.fromiter((get(d.key, -1) for d in docs), np.int64, len(docs))
             parts.append(rows)
         self._doc_rows = {name: self._doc_rows[name] for name in live}
@@ -457,13 +465,23 @@ class VectorIndex:
 
     def neighbours(self, searcher: Any) -> Any:
         """:func:`neighbour_table` of ``searcher`` as one int array per slot (kept per searcher)."""
-        np = self._np
         deleted = deleted_docs(searcher)
         key = (tuple(_segment_name(reader) for reader, _offset in _leaves(searcher)), len(deleted))
         if self._neighbours is None or self._neighbours[0] != key:
-            table = neighbour_table(all_docs(searcher, self.store), deleted)
-            self._neighbours = (key, np.array(table, dtype=np.int64))
+            self._neighbours = (key, neighbour_table(self._all_docs(searcher), deleted))
         return self._neighbours[1]
+
+    def _all_docs(self, searcher: Any) -> list[Doc]:
+        """:func:`all_docs`, each segment's list kept while the segment lives."""
+        leaves = _leaves(searcher)
+        live = [_segment_name(reader) for reader, _offset in leaves]
+        docs: list[Doc] = []
+        for (reader, _offset), name in zip(leaves, live, strict=True):
+            if name not in self._docs:
+                self._docs[name] = segment_docs(reader, name, live, self.store)
+            docs.extend(self._docs[name])
+        self._docs = {name: self._docs[name] for name in live}
+        return docs
 
     def with_neighbours(self, searcher: Any, sims: Any, weight: float) -> Any:
         """Each document's similarity, or ``weight`` x its nearest neighbour's when that is more:
