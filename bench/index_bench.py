@@ -142,9 +142,10 @@ class SizeResult:
 
 
 def run_json(args: list[str], source: Path | None = None) -> dict[str, Any]:
-    """Run a measuring script; ``source``: the checkout whose ``vault_tools`` it imports."""
+    """Run a measuring script; ``source``: the checkout whose ``vault_tools`` it imports (its
+    folder is also the working directory: ``python -c`` looks there first)."""
     env = None if source is None else {**os.environ, "PYTHONPATH": str(source)}
-    out = subprocess.run(args, check=True, capture_output=True, text=True, env=env).stdout
+    out = subprocess.run(args, check=True, capture_output=True, text=True, env=env, cwd=source).stdout
     return dict(json.loads(out.strip().splitlines()[-1]))
 
 
