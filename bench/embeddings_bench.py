@@ -54,8 +54,9 @@ MODEL = "all-MiniLM-L6-v2"
 ROWS: list[tuple[str, str, Fusion]] = [
     ("keyword", "keyword", DEFAULT_FUSION),
     ("semantic", "semantic", DEFAULT_FUSION),
-    ("hybrid, linear 0.7 keyword + neighbours 0.9 (shipped)", "hybrid", DEFAULT_FUSION),
-    ("hybrid, linear 0.8 keyword, no neighbours", "hybrid", Fusion(keyword_weight=0.8, neighbour_weight=0.0)),
+    ("hybrid, linear 0.8 keyword + neighbours 0.9 (shipped)", "hybrid", DEFAULT_FUSION),
+    ("hybrid, linear 0.7 keyword + neighbours 0.9", "hybrid", Fusion(keyword_weight=0.7)),
+    ("hybrid, linear 0.8 keyword, no neighbours", "hybrid", Fusion(neighbour_weight=0.0)),
     ("hybrid, linear 0.5/0.5 + neighbours 0.9", "hybrid", Fusion(keyword_weight=0.5)),
     ("hybrid, RRF k=60", "hybrid", Fusion(method="rrf", neighbour_weight=0.0)),
     ("hybrid, RRF k=60 + neighbours 0.9", "hybrid", Fusion(method="rrf")),
