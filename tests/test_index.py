@@ -19,7 +19,7 @@ import pytest
 from helpers import write
 
 from vault_tools import index as ix
-from vault_tools import index_builder, index_writer, locks
+from vault_tools import index_builder, index_lines, index_writer, locks, notes
 from vault_tools.config import Config, load_config
 from vault_tools.index import (
     F_DAY,
@@ -32,6 +32,7 @@ from vault_tools.index import (
     tag_filter,
     visibility_filter,
 )
+from vault_tools.index_lines import LineTable
 
 DAY_ONE = """---
 tags: [daily]
@@ -389,6 +390,82 @@ def test_an_update_rewrites_an_entry_whose_lines_or_section_moved(vault: Path, i
     assert (beagle.start_line, beagle.section) == (3, "Evening")
     assert search(idx, "cat") == []
     assert idx.doctor().ok
+
+
+def current_lines(idx: Index, rel: str) -> dict[str, tuple[int, int]]:
+    """Entry id → (start, end) as a reader sees them: stored fields fixed by the line table."""
+    table = LineTable(idx.dir).refresh()
+    return idx.read(
+        lambda s: {
+            f["id"]: (f["start_line"], f["end_line"])
+            for f in (table.fix(dict(stored)) for stored in s.documents(path=rel))
+        }
+    )
+
+
+def lines_in_file(path: Path, vault: Path) -> dict[str, tuple[int, int]]:
+    return {e.id: (e.start_line, e.end_line) for e in notes.read_note(path, vault).entries}
+
+
+def test_entries_that_only_moved_keep_their_documents_and_read_at_their_new_lines(
+    vault: Path, config: Config, idx: Index
+) -> None:
+    """A line added near the top of a long MEMORY.md rewrote every item below it (their line
+    numbers are stored); now only the new item is written, and the line table says where the
+    others are."""
+    from vault_tools.recall import recall
+
+    items = "".join(
+        f"- 2026-03-{1 + i % 28:02d}: fact {i} about walrus{i}\n  more on it\n" for i in range(40)
+    )
+    memory = write(vault / "MEMORY.md", "# Memory\n\n## Facts\n" + items)
+    idx.update([memory])
+    written = idx.read(lambda s: {f["id"]: f["file_hash"] for f in s.all_stored_fields()})
+    head, tail = memory.read_text(encoding="utf-8").split("## Facts\n")
+    for edit in ("- 2026-03-30: 新的第一条 about otters\n", "- 2026-03-30: two\n- 2026-03-31: lines\n", ""):
+        memory.write_text(f"{head}## Facts\n{edit}{tail}", encoding="utf-8")
+        idx.update([memory])
+        kept = idx.read(lambda s: {f["id"]: f["file_hash"] for f in s.all_stored_fields()})
+        assert {k: v for k, v in kept.items() if k in written} == written  # none rewritten
+        assert current_lines(idx, "MEMORY.md") == lines_in_file(memory, vault)
+        [hit] = recall(config, "walrus39").results
+        assert (hit.line, hit.end_line) == lines_in_file(memory, vault)[hit.id]
+        assert idx.doctor().ok
+    assert not (idx.dir / index_lines.LINES_FILE).exists()  # back where they were written: no table
+
+
+def test_a_line_table_a_crash_did_not_write_is_put_right_by_the_next_update(
+    vault: Path, idx: Index, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    idx.ensure_current()
+    memory = vault / "MEMORY.md"
+    head, tail = memory.read_text(encoding="utf-8").split("## Decisions\n")
+
+    def crash(*args: object) -> None:
+        raise OSError(errno.EIO, "killed after the commit")
+
+    monkeypatch.setattr(index_writer, "save_lines", crash)
+    memory.write_text(f"{head}## Decisions\n- 2026-03-30: on top of the others\n{tail}", encoding="utf-8")
+    with pytest.raises(OSError):
+        idx.update([memory])
+    monkeypatch.undo()
+    assert current_lines(idx, "MEMORY.md") != lines_in_file(memory, vault)  # the crash's damage
+    idx.ensure_current()  # the manifest was not written either: the file is read again
+    assert current_lines(idx, "MEMORY.md") == lines_in_file(memory, vault)
+    assert idx.doctor().ok
+
+
+def test_the_doctor_finds_a_kept_document_whose_move_the_line_table_lost(vault: Path, idx: Index) -> None:
+    idx.ensure_current()
+    memory = vault / "MEMORY.md"
+    head, tail = memory.read_text(encoding="utf-8").split("## Decisions\n")
+    memory.write_text(f"{head}## Decisions\n- 2026-03-30: on top of the others\n{tail}", encoding="utf-8")
+    idx.update([memory])
+    (idx.dir / index_lines.LINES_FILE).unlink()
+    report = idx.doctor()
+    assert not report.ok and report.stale_paths == ["MEMORY.md"]
+    assert idx.doctor(fix=True).ok
+    assert current_lines(idx, "MEMORY.md") == lines_in_file(memory, vault)
 
 
 def test_an_update_leaves_one_document_of_an_entry_indexed_twice(vault: Path, idx: Index) -> None:

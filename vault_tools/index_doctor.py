@@ -15,6 +15,7 @@ from typing import Any
 from vault_tools import notes
 from vault_tools.index_documents import F_ID, F_PATH, note_documents, same_document
 from vault_tools.index_healing import IndexHealing
+from vault_tools.index_lines import fix_lines, load_lines
 from vault_tools.index_manifest import FileRecord, file_sha256, load_manifest, scan_note_stats, scan_notes
 from vault_tools.index_writer import UpdateReport
 
@@ -107,6 +108,7 @@ class IndexDoctor(IndexHealing):
 
     def _examine_documents(self, report: DoctorReport, manifest: Mapping[str, FileRecord]) -> None:
         stale: set[str] = set()
+        moved = load_lines(self.dir)
         with self._open_ix().reader() as r:
             report.entries_indexed = r.doc_count()
             for rel in r.field_terms(F_PATH):
@@ -119,8 +121,10 @@ class IndexDoctor(IndexHealing):
                     stale.add(rel)
                     continue
                 expected = self._expected_documents(rel, rec) or {}
-                stored = [r.stored_fields(d) for d in docs] if expected else []
-                outdated = [f for f in stored if not same_document(f, expected.get(f.get(F_ID), {}))]
+                stored: list[dict[str, Any]] = (
+                    [fix_lines(moved, dict(r.stored_fields(d))) for d in docs] if expected else []
+                )
+                outdated = [f for f in stored if not same_document(f, expected.get(str(f.get(F_ID)), {}))]
                 if outdated:
                     report.stale_entries += len(outdated)
                     stale.add(rel)

@@ -25,15 +25,16 @@ from vault_tools.analysis import CountedText, index_term_counts, text_analyzer
 
 #: Bump whenever the fields or what goes into them change: the index is rebuilt on mismatch.
 #: 3: text and section keep no positions (nothing runs phrase queries, and unpickling the
-#: positions was ~95% of the time Whoosh spent reading a posting block).
-SCHEMA_VERSION = 6
+#: positions was ~95% of the time Whoosh spent reading a posting block). 7: start/end lines are
+#: the lines a document was written with; index_lines.LINES_FILE says where a kept entry is now.
+SCHEMA_VERSION = 7
 
 
 # Field names. Stored fields come back in ``hit.fields()``; see IndexedEntry.
 F_ID = "id"  # ID unique stored: Entry.id ("memory/2026-03-10.md#3f9a2c1b0d4e")
 F_PATH = "path"  # ID stored: the file, relative to the vault, POSIX
-F_START = "start_line"  # STORED int, 1-based inclusive (not searchable: nobody asks by line)
-F_END = "end_line"  # STORED int, 1-based inclusive
+F_START = "start_line"  # STORED int, 1-based inclusive, when written (see index_lines: it may move)
+F_END = "end_line"  # STORED int, 1-based inclusive, when written
 F_DAY = "day"  # NUMERIC 16-bit day number (see day_number), sortable (0 when undated): date filters
 F_DATETIME = "datetime"  # STORED ISO "YYYY-MM-DD" or "YYYY-MM-DDTHH:MM": for display
 F_KIND = "kind"  # ID stored: daily | memory | note
@@ -320,20 +321,23 @@ _DERIVED_FIELDS = frozenset({F_TAGPATH, F_SPEAKER, *NEIGHBOUR_FIELDS})
 _STORED_AS = "_stored_"
 
 
-def same_document(stored: Mapping[str, Any], doc: Mapping[str, Any]) -> bool:
+def same_document(stored: Mapping[str, Any], doc: Mapping[str, Any], *, lines: bool = True) -> bool:
     """Whether ``doc`` indexes exactly what the live document with ``stored`` fields does.
 
-    The file hash aside (it changes with any edit of the file). A field given as term counts
-    compares by its stored text. A field that is neither stored nor derived from stored ones
-    cannot be compared, so a document with one is never the same.
+    The file hash aside (it changes with any edit of the file), and with ``lines=False`` the
+    line numbers (an update keeps a document whose entry only moved: see
+    :mod:`vault_tools.index_lines`). A field given as term counts compares by its stored text. A
+    field that is neither stored nor derived from stored ones cannot be compared, so a document
+    with one is never the same.
     """
+    ignored = {F_FILE_HASH} if lines else {F_FILE_HASH, F_START, F_END}
     mine: dict[str, Any] = {}
     for key, value in doc.items():
         if key.startswith(_STORED_AS):
             mine[key[len(_STORED_AS) :]] = value
-        elif key != F_FILE_HASH and key not in _DERIVED_FIELDS and f"{_STORED_AS}{key}" not in doc:
+        elif key not in ignored and key not in _DERIVED_FIELDS and f"{_STORED_AS}{key}" not in doc:
             mine[key] = value
-    return mine == {k: v for k, v in stored.items() if k != F_FILE_HASH}
+    return mine == {k: v for k, v in stored.items() if k not in ignored}
 
 
 def _summed_counts(counts: Sequence[Mapping[str, int]], which: Sequence[int]) -> dict[str, int]:

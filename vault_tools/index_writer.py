@@ -23,6 +23,7 @@ from typing import Any
 from vault_tools import notes
 from vault_tools.config import Config
 from vault_tools.index_documents import F_ID, F_PATH, note_documents, same_document, schema
+from vault_tools.index_lines import Table, load_lines, moved_entries, save_lines
 from vault_tools.index_manifest import (
     UNREADABLE,
     FileRecord,
@@ -212,7 +213,7 @@ class IndexWriting:
         when the manifest knows it or it is in ``purge`` (documents nobody accounts for).
         """
         ix = self._open_ix()
-        batch = _Batch(ix, manifest, report)
+        batch = _Batch(ix, manifest, report, self.dir)
         bar = progress_bar(len(work), progress, "indexing")
         try:
             for rel in sorted(work):
@@ -325,14 +326,31 @@ def merge_group(segments: list[Any], max_docs: int) -> list[Any] | None:
 
 
 class _Batch:
-    """The changes of one update: a writer opened on first need, the manifest edited alongside."""
+    """The changes of one update: a writer opened on first need, the manifest and the line table
+    (:mod:`vault_tools.index_lines`) edited alongside."""
 
-    def __init__(self, ix: Any, manifest: dict[str, FileRecord], report: UpdateReport) -> None:
+    def __init__(
+        self, ix: Any, manifest: dict[str, FileRecord], report: UpdateReport, index_dir: Path
+    ) -> None:
         self.ix = ix
         self.manifest = manifest
         self.report = report
+        self.index_dir = index_dir
         self.writer: Any = None
         self.dirty = False
+        self._lines: Table | None = None
+        self.lines_dirty = False
+
+    def _set_moved(self, rel: str, moved: dict[str, list[int]]) -> None:
+        """Remember which of ``rel``'s kept documents hold lines its entries have left."""
+        if self._lines is None:
+            self._lines = load_lines(self.index_dir)
+        if self._lines.get(rel, {}) != moved:
+            self.lines_dirty = True
+            if moved:
+                self._lines[rel] = moved
+            else:
+                self._lines.pop(rel, None)
 
     def _writer(self) -> Any:
         if self.writer is None:
@@ -344,6 +362,7 @@ class _Batch:
         if old is None and not purge:
             return
         self._writer().delete_by_term(F_PATH, rel)
+        self._set_moved(rel, {})
         if old is not None:
             self.report.removed += 1
             self.report.entries_removed += old.entries
@@ -372,6 +391,7 @@ class _Batch:
         if force:
             writer.delete_by_term(F_PATH, rel)
             count = add_note(writer, note)
+            self._set_moved(rel, {})
         else:
             count = self._put_changed(rel, note)
         self.manifest[rel] = file_record(st, note, count)
@@ -390,19 +410,25 @@ class _Batch:
         Re-adding a whole file per save made every save cost as much as the file is long: an
         agent's daily note or a MEMORY.md of thousands of items took seconds per batch, and
         each batch left a dead copy of the file in the index. An unchanged entry (same id, same
-        stored fields) keeps its document, which then names the file hash of an earlier version.
+        stored fields) keeps its document, which then names the file hash of an earlier version,
+        and, when lines above it came or went, its old lines: the line table says where it is.
         """
         writer = self._writer()
         live = self._live_documents(rel)
+        moved: dict[str, list[int]] = {}
         for doc in note_documents(note):
             docnum, stored = live.pop(doc[F_ID], (None, None))
-            if stored is not None and same_document(stored, doc):
+            if stored is not None and same_document(stored, doc, lines=False):
+                row = moved_entries(stored, doc)
+                if row is not None:
+                    moved[doc[F_ID]] = row
                 continue
             if docnum is not None:
                 writer.delete_document(docnum)
             writer.add_document(**doc)
         for docnum, _stored in live.values():
             writer.delete_document(docnum)
+        self._set_moved(rel, moved)
         return len({entry.id for entry in note.entries})
 
     def _live_documents(self, rel: str) -> dict[str, tuple[int, dict[str, Any]]]:
@@ -425,7 +451,7 @@ class _Batch:
         return live
 
     def commit(self, index_dir: Path) -> None:
-        """Commit the index, then (only then) write the manifest that describes it.
+        """Commit the index, then (only then) write the line table and the manifest that describe it.
 
         Updates add a segment without merging (Whoosh's default merge costs ~0.8 s at 100k
         entries every dozen commits: too much for save-to-searchable); :meth:`Index.maintain`
@@ -438,6 +464,8 @@ class _Batch:
             else:
                 self.writer.commit(mergetype=_live_segments)
             self.writer = None
+        if self.lines_dirty and self._lines is not None:
+            save_lines(index_dir, self._lines)
         if self.dirty:
             save_manifest(index_dir, self.manifest)
 

@@ -115,6 +115,7 @@ class Recaller:
         fusion: Fusion | None = None,
     ) -> None:
         from vault_tools.index import Index
+        from vault_tools.index_lines import LineTable
 
         self.config = config
         self.tuning = tuning
@@ -122,6 +123,7 @@ class Recaller:
         self._semantic: SemanticSearch | None = None
         self.catch_up = catch_up
         self.index = index if index is not None else Index(config)
+        self._lines = LineTable(self.index.dir)  # where entries whose documents were kept are now
         self._searcher: Any = None
         self._scorer: BlockScorer | None = None
         self._last_catch_up = -math.inf
@@ -176,6 +178,7 @@ class Recaller:
             self._searcher = self.index.open_searcher()
             # Whoosh reads the weighting from the top searcher for every query (refresh keeps it).
             self._searcher.weighting = BM25F(B=self.tuning.bm25_b, K1=self.tuning.bm25_k1)
+        self._lines.refresh()  # after the searcher: a table newer than it moves nothing wrongly
         return stale
 
     def recall(
@@ -321,7 +324,7 @@ class Recaller:
             results = searcher.search(
                 filters.restrict(None), limit=max(tuning.browse_pool, limit), sortedby=ix.F_DAY, reverse=True
             )
-            candidates = [Candidate(dict(hit.fields()), 1.0) for hit in results]
+            candidates = [Candidate(self._lines.fix(dict(hit.fields())), 1.0) for hit in results]
             if window.core_since is not None and window.core_until is not None:
                 candidates += self._period_summaries(filters, {hit.docnum for hit in results})
         else:
@@ -339,7 +342,10 @@ class Recaller:
             cosines: dict[int, float] | None = None
             if query_vector is not None and scorer is not None:
                 cosines = self._similar(scorer, query_vector, filters, wide, pool, limit, mode, found, every)
-            candidates = [Candidate(dict(searcher.stored_fields(d)), score) for d, score in found.items()]
+            candidates = [
+                Candidate(self._lines.fix(dict(searcher.stored_fields(d))), score)
+                for d, score in found.items()
+            ]
             # Only with candidates: Whoosh's idf takes log(0) in an empty index (a fresh `init`).
             weights = (
                 {t: max(float(searcher.idf(ix.F_TEXT, t)), 0.01) for t in parsed.terms} if candidates else {}
@@ -373,7 +379,9 @@ class Recaller:
         from vault_tools import index as ix
 
         results = self._searcher.search(filters.restrict(Term(ix.F_KIND, "summary")), limit=None)
-        return [Candidate(dict(hit.fields()), 1.0) for hit in results if hit.docnum not in seen]
+        return [
+            Candidate(self._lines.fix(dict(hit.fields())), 1.0) for hit in results if hit.docnum not in seen
+        ]
 
     def _fetcher(self, filters: Filters) -> Callable[[str], dict[str, Any] | None]:
         """The stored fields of an entry by id, None when it is gone or ``filters`` leave it out."""
@@ -390,7 +398,7 @@ class Recaller:
                     return None
             elif not searcher.search(filters.restrict(_id_query(entry_id)), limit=1):
                 return None
-            return dict(searcher.stored_fields(docnum))
+            return self._lines.fix(dict(searcher.stored_fields(docnum)))
 
         return fetch
 
