@@ -237,6 +237,8 @@ def test_an_edit_saved_just_before_a_served_recall_is_found(
     try:
         wait_for(lambda: probe(config) is not None, "the recall service")
         [watcher] = watchers
+        # The service answers before the observer starts: an edit saved in between is no event.
+        wait_for(lambda: watcher.state.reconciles > 0, "the watcher's first reconcile")
         seen = watcher.batcher.events
         with (vault / "memory" / "2026-03-11.md").open("a", encoding="utf-8") as handle:
             handle.write("- 21:00 Booked the 量子纠缠 lecture for Friday\n")
@@ -279,6 +281,7 @@ def test_a_served_recall_does_not_wait_for_a_watcher_whose_batches_fail(
     watchers = recorded_watchers(monkeypatch)
     with serving(config):
         wait_for(lambda: probe(config) is not None, "the recall service")
+        wait_for(lambda: watchers[0].state.reconciles > 0, "the watcher's first reconcile")
         broken.set()
         with (vault / "memory" / "2026-03-11.md").open("a", encoding="utf-8") as handle:
             handle.write("- 21:00 Booked the 量子纠缠 lecture for Friday\n")
@@ -319,6 +322,7 @@ def test_a_served_recall_does_not_wait_for_a_batch_that_waits_for_another_index_
     config = load_config(vault)
     watchers = recorded_watchers(monkeypatch)
     with serving(config, replace(FAST, lock_timeout=3600.0)):
+        wait_for(lambda: watchers[0].state.reconciles > 0, "the watcher's first reconcile")
         writer = subprocess.Popen(
             [sys.executable, "-c", INDEX_WRITER, str(vault)], stdout=subprocess.PIPE, text=True
         )
