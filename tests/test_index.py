@@ -468,6 +468,77 @@ def test_the_doctor_finds_a_kept_document_whose_move_the_line_table_lost(vault: 
     assert current_lines(idx, "MEMORY.md") == lines_in_file(memory, vault)
 
 
+def test_updates_that_remember_what_they_wrote_leave_every_document_as_a_build_would(
+    vault: Path, idx: Index, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Many edits of one file through one Index: after the first, each update compares the file
+    with what it wrote last (no document is read), and the doctor, which compares every document
+    and its lines with the file, finds nothing wrong after any of them."""
+    import random
+
+    reads: list[str] = []
+    real_read = index_writer._Batch._put_read
+
+    def counting(self: Any, rel: str, *args: Any) -> None:
+        reads.append(rel)
+        real_read(self, rel, *args)
+
+    monkeypatch.setattr(index_writer._Batch, "_put_read", counting)
+    rng = random.Random(5)
+    path = vault / "memory" / "2026-03-20.md"
+    lines = ["## Morning\n"] + [f"- 08:{i:02d} note {i} about the heron{i}\n" for i in range(30)]
+    lines[10:10] = ["## Afternoon\n"]
+    lines[20] = lines[20].rstrip("\n") + " #private\n"
+    lines[25:25] = ["  a continuation line\n"]
+
+    def save(front: str = "") -> None:
+        write(path, front + "".join(lines))
+        idx.update([path])
+        assert idx.doctor().ok, f"after edit {n}"
+        assert current_lines(idx, "memory/2026-03-20.md") == lines_in_file(path, vault)
+
+    n = 0
+    save()
+    for n in range(1, 41):
+        bullets = [i for i, line in enumerate(lines) if line.startswith("- ")]
+        kind = n % 6
+        if kind == 0:
+            lines.insert(rng.randrange(len(lines) + 1), f"- 09:{n:02d} inserted ibis{n}\n")
+        elif kind == 1 and len(bullets) > 5:
+            del lines[rng.choice(bullets)]
+        elif kind == 2:
+            heading = next(i for i, line in enumerate(lines) if line.startswith("## "))
+            lines[heading] = f"## Renamed {n}\n"
+        elif kind == 3:
+            i = rng.choice(bullets)
+            lines[i] = lines[i].rstrip("\n") + f" edited{n}\n"
+        elif kind == 4:
+            i, j = rng.sample(bullets, 2)
+            lines[i], lines[j] = lines[j], lines[i]
+        else:
+            lines.insert(0, "\n")
+        save("---\nvisibility: shared\ntags: [birds]\n---\n" if n % 10 == 9 else "")
+    assert len(reads) <= 10, reads  # the first update, front matter changes, big rewrites
+
+
+def test_an_entry_fingerprint_covers_every_field_an_entry_has(vault: Path) -> None:
+    """A new Entry field must be in the fingerprint (or listed here as not in documents), or an
+    update that remembers what it wrote would keep a document that no longer matches."""
+    import dataclasses
+
+    from vault_tools.index_documents import entry_fingerprint
+
+    not_in_fingerprint = {"path", "rel_path", "start_line", "end_line", "raw"}  # the file; lines; the id
+    path = write(vault / "memory" / "2026-03-20.md", "## S\n- 09:00 hello #tag [k:: v] [[Link]] ^b-1\n")
+    entry = notes.read_note(path, vault).entries[0]
+    fingerprint = entry_fingerprint(entry, [], [])
+    as_in_fingerprint = {"fields": tuple(sorted(entry.fields.items()))}
+    for field in dataclasses.fields(entry):
+        if field.name not in not_in_fingerprint:
+            value = as_in_fingerprint.get(field.name, getattr(entry, field.name))
+            assert value in fingerprint, field.name
+
+
 def test_an_update_leaves_one_document_of_an_entry_indexed_twice(vault: Path, idx: Index) -> None:
     idx.ensure_current()
     from whoosh import index as wi

@@ -144,6 +144,7 @@ from vault_tools.index_manifest import (
 from vault_tools.index_writer import (
     MAX_SEGMENTS,
     MERGE_FACTOR,
+    KnownFile,
     UpdateReport,
     merge_group,
     tiered_merge,
@@ -220,6 +221,8 @@ class Index(IndexDoctor):
         self.warnings: list[str] = []
         self._ix: Any = None
         self._primed: Any = None  # a searcher opened (and so validated) by ensure_current
+        self._known: dict[str, KnownFile] = {}
+        self._known_stamp: tuple[int, int] | None = None
 
     def close(self) -> None:
         """Close the searcher ``ensure_current`` opened, if ``searcher()`` did not take it."""

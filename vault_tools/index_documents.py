@@ -16,7 +16,7 @@ import datetime as dt
 import hashlib
 import json
 import math
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Container, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -291,28 +291,102 @@ def visibility_filter(allowed: Iterable[str]) -> Any:
     return Or(terms) if terms else NullQuery
 
 
-def note_documents(note: notes.Note) -> Iterator[dict[str, Any]]:
+#: (position, neighbours before, neighbours after) of the entries that get a document.
+Firsts = list[tuple[int, list[int], list[int]]]
+
+
+def note_documents(
+    note: notes.Note, only: Container[int] | None = None, firsts: Firsts | None = None
+) -> Iterator[dict[str, Any]]:
+    """The documents of ``note``'s entries (of identical entries, the first), or of those at the
+    positions ``only`` lists. Each text is analysed once, and only when a document needs it.
+    ``firsts``: :func:`first_entries` of the note, when the caller has it."""
     entries = note.entries
-    counts = [index_term_counts(entry.text) for entry in entries]
-    seen: set[str] = set()
-    for i, (entry, terms, (before, after)) in enumerate(
-        zip(entries, counts, neighbours(entries), strict=True)
-    ):
-        entry_id = entry.id
-        if entry_id in seen:  # an identical entry twice in one file: same id, same content
+    counts: dict[int, dict[str, int]] = {}
+
+    def counted(i: int) -> dict[str, int]:
+        found = counts.get(i)
+        if found is None:
+            found = counts[i] = index_term_counts(entries[i].text)
+        return found
+
+    for i, before, after in first_entries(entries) if firsts is None else firsts:
+        if only is not None and i not in only:
             continue
-        seen.add(entry_id)
-        before_ids = [entries[i].id for i in before]
-        after_ids = [entries[i].id for i in after]
+        entry = entries[i]
         yield entry_document(
             entry,
             note.digest,
-            _summed_counts(counts, before),
-            _summed_counts(counts, after),
-            text_terms=terms,
-            neighbour_ids=(before_ids, after_ids),
-            next_id=entries[i + 1].id if after and after[0] == i + 1 else None,
+            _summed_counts([counted(j) for j in before]),
+            _summed_counts([counted(j) for j in after]),
+            text_terms=counted(i),
+            neighbour_ids=([entries[j].id for j in before], [entries[j].id for j in after]),
+            next_id=next_entry_id(entries, i, after),
         )
+
+
+def first_entries(entries: Sequence[notes.Entry]) -> Firsts:
+    """(position, neighbours before, neighbours after) of each entry but a repeat of an earlier
+    identical one (same id, same content: indexed once)."""
+    seen: set[str] = set()
+    out: Firsts = []
+    for i, (before, after) in enumerate(neighbours(entries)):
+        entry_id = entries[i].id
+        if entry_id not in seen:
+            seen.add(entry_id)
+            out.append((i, before, after))
+    return out
+
+
+def next_entry_id(entries: Sequence[notes.Entry], i: int, after: Sequence[int]) -> str | None:
+    """The id of the entry right after entry ``i``, when it is one of its neighbours ``after``."""
+    return entries[i + 1].id if after and after[0] == i + 1 else None
+
+
+def entry_fingerprints(
+    note: notes.Note, firsts: Firsts | None = None
+) -> dict[str, tuple[int, tuple[Any, ...]]]:
+    """Entry id → (position, fingerprint) of each entry :func:`note_documents` makes a document of.
+
+    The fingerprint is everything an entry's document is made of but its lines and the file
+    hash, without analysing any text: the same id and fingerprint make the same document (what
+    ``same_document(lines=False)`` says), so an update that remembers them need not read the
+    stored documents to find the entries that changed.
+    """
+    entries = note.entries
+    return {
+        entries[i].id: (
+            i,
+            entry_fingerprint(
+                entries[i],
+                [entries[j].id for j in before],
+                [entries[j].id for j in after],
+                next_entry_id(entries, i, after),
+            ),
+        )
+        for i, before, after in (first_entries(entries) if firsts is None else firsts)
+    }
+
+
+def entry_fingerprint(
+    entry: notes.Entry, before_ids: Sequence[str], after_ids: Sequence[str], next_id: str | None = None
+) -> tuple[Any, ...]:
+    """See :func:`entry_fingerprints`; ``entry.id`` stands for its raw text (a hash of it)."""
+    return (
+        entry.text,
+        entry.kind,
+        entry.visibility,
+        entry.section,
+        entry.date,
+        entry.time,
+        entry.tags,
+        tuple(sorted(entry.fields.items())),
+        entry.block_id,
+        entry.links,
+        tuple(before_ids),
+        tuple(after_ids),
+        next_id,
+    )
 
 
 #: Indexed, not stored, and computed from stored fields only: tagpath from tags, speaker from
@@ -340,10 +414,10 @@ def same_document(stored: Mapping[str, Any], doc: Mapping[str, Any], *, lines: b
     return mine == {k: v for k, v in stored.items() if k not in ignored}
 
 
-def _summed_counts(counts: Sequence[Mapping[str, int]], which: Sequence[int]) -> dict[str, int]:
+def _summed_counts(counts: Iterable[Mapping[str, int]]) -> dict[str, int]:
     total: dict[str, int] = {}
-    for i in which:
-        for term, frequency in counts[i].items():
+    for each in counts:
+        for term, frequency in each.items():
             total[term] = total.get(term, 0) + frequency
     return total
 
@@ -369,6 +443,9 @@ def neighbours(entries: Sequence[notes.Entry]) -> list[tuple[list[int], list[int
     """
     out: list[tuple[list[int], list[int]]] = []
     for i, entry in enumerate(entries):
+        if entry.kind == "memory":
+            out.append(([], []))
+            continue
         before = range(max(0, i - NEIGHBOURS_BEFORE), i)
         after = range(i + 1, min(len(entries), i + 1 + NEIGHBOURS_AFTER))
         out.append(

@@ -22,7 +22,18 @@ from typing import Any
 
 from vault_tools import notes
 from vault_tools.config import Config
-from vault_tools.index_documents import F_ID, F_PATH, note_documents, same_document, schema
+from vault_tools.index_documents import (
+    F_END,
+    F_ID,
+    F_PATH,
+    F_START,
+    Firsts,
+    entry_fingerprints,
+    first_entries,
+    note_documents,
+    same_document,
+    schema,
+)
 from vault_tools.index_lines import Table, load_lines, moved_entries, save_lines
 from vault_tools.index_manifest import (
     UNREADABLE,
@@ -43,6 +54,9 @@ from vault_tools.index_manifest import (
 MAX_SEGMENTS = 24
 #: Segments merge by size class, this many of a class at a time (see tiered_merge).
 MERGE_FACTOR = 4
+#: An update that remembers a file (KnownFile) deletes its changed entries' documents by id, one
+#: lookup per segment each; past this many it reads the file's documents instead.
+KNOWN_DELETES_MAX = 64
 
 
 # ---------------------------------------------------------------------------------------------
@@ -98,6 +112,16 @@ class Interrupted(Exception):
     pass
 
 
+@dataclass
+class KnownFile:
+    """What this process last wrote (or compared) for a file: the hash of the content, and per
+    entry id the entry's fingerprint (index_documents.entry_fingerprints) and the lines its live
+    document holds. Valid while nobody else has committed to the index since (its generation)."""
+
+    digest: str
+    rows: dict[str, tuple[tuple[Any, ...], int, int]]
+
+
 class IndexWriting:
     """Incremental updates (see the module docstring); a part of :class:`vault_tools.index.Index`."""
 
@@ -105,6 +129,11 @@ class IndexWriting:
     vault: Path
     dir: Path
     _ix: Any
+    #: The files this process wrote, for the next update of each (see KnownFile), and the index
+    #: they describe (its folder and generation): another writer's commit, a merge or a rebuild
+    #: makes them unknown again.
+    _known: dict[str, KnownFile]
+    _known_stamp: tuple[int, int] | None
 
     def _open_ix(self) -> Any:
         from whoosh.filedb.filestore import FileStorage
@@ -213,7 +242,10 @@ class IndexWriting:
         when the manifest knows it or it is in ``purge`` (documents nobody accounts for).
         """
         ix = self._open_ix()
-        batch = _Batch(ix, manifest, report, self.dir)
+        stamp = self._index_stamp(ix)
+        if stamp != self._known_stamp:
+            self._known.clear()
+        batch = _Batch(ix, manifest, report, self.dir, self._known)
         bar = progress_bar(len(work), progress, "indexing")
         try:
             for rel in sorted(work):
@@ -223,7 +255,10 @@ class IndexWriting:
                 self._apply_one(batch, rel, work[rel], force=rel in force_reindex, purge=rel in purge)
             if should_stop is not None and should_stop():
                 raise Interrupted
-            batch.commit(self.dir)
+            if batch.commit(self.dir):
+                stamp = self._index_stamp(ix)
+            self._known.update(batch.known)
+            self._known_stamp = stamp
         except Interrupted:
             report.interrupted = True
         finally:
@@ -233,6 +268,9 @@ class IndexWriting:
         report.entries = sum(r.entries for r in manifest.values())
         if not report.files_on_disk:
             report.files_on_disk = len(manifest)
+
+    def _index_stamp(self, ix: Any) -> tuple[int, int]:
+        return os.stat(self.dir).st_ino, ix.latest_generation()
 
     def _apply_one(self, batch: _Batch, rel: str, path: Path | None, *, force: bool, purge: bool) -> None:
         """Hash first; parse only when the content is not what the manifest already holds."""
@@ -325,12 +363,21 @@ def merge_group(segments: list[Any], max_docs: int) -> list[Any] | None:
     return None
 
 
+#: Entry id → (position in the note, fingerprint): index_documents.entry_fingerprints.
+Fingerprints = dict[str, tuple[int, tuple[Any, ...]]]
+
+
 class _Batch:
     """The changes of one update: a writer opened on first need, the manifest and the line table
     (:mod:`vault_tools.index_lines`) edited alongside."""
 
     def __init__(
-        self, ix: Any, manifest: dict[str, FileRecord], report: UpdateReport, index_dir: Path
+        self,
+        ix: Any,
+        manifest: dict[str, FileRecord],
+        report: UpdateReport,
+        index_dir: Path,
+        known: Mapping[str, KnownFile] | None = None,
     ) -> None:
         self.ix = ix
         self.manifest = manifest
@@ -340,6 +387,9 @@ class _Batch:
         self.dirty = False
         self._lines: Table | None = None
         self.lines_dirty = False
+        self._known_before = known or {}
+        #: What this batch's files hold once it commits (the caller keeps it only then).
+        self.known: dict[str, KnownFile] = {}
 
     def _set_moved(self, rel: str, moved: dict[str, list[int]]) -> None:
         """Remember which of ``rel``'s kept documents hold lines its entries have left."""
@@ -363,6 +413,7 @@ class _Batch:
             return
         self._writer().delete_by_term(F_PATH, rel)
         self._set_moved(rel, {})
+        self._forget(rel)
         if old is not None:
             self.report.removed += 1
             self.report.entries_removed += old.entries
@@ -392,8 +443,9 @@ class _Batch:
             writer.delete_by_term(F_PATH, rel)
             count = add_note(writer, note)
             self._set_moved(rel, {})
+            self._forget(rel)
         else:
-            count = self._put_changed(rel, note)
+            count = self._put_changed(rel, note, old)
         self.manifest[rel] = file_record(st, note, count)
         self.report.warnings += [str(w) for w in note.warnings]
         if old is None:
@@ -404,7 +456,10 @@ class _Batch:
         self.report.entries_added += count
         self.dirty = True
 
-    def _put_changed(self, rel: str, note: notes.Note) -> int:
+    def _forget(self, rel: str) -> None:
+        self.known[rel] = KnownFile("", {})  # matches no content: the next update reads the documents
+
+    def _put_changed(self, rel: str, note: notes.Note, old: FileRecord | None) -> int:
         """Write only the entries of ``rel`` that differ from its live documents; the entry count.
 
         Re-adding a whole file per save made every save cost as much as the file is long: an
@@ -413,23 +468,69 @@ class _Batch:
         stored fields) keeps its document, which then names the file hash of an earlier version,
         and, when lines above it came or went, its old lines: the line table says where it is.
         """
+        firsts = first_entries(note.entries)
+        fingerprints = entry_fingerprints(note, firsts)
+        known = self._known_before.get(rel)
+        remembered = known is not None and old is not None and known.digest == old.sha256
+        if not (remembered and known is not None and self._put_known(rel, note, known, fingerprints, firsts)):
+            self._put_read(rel, note, fingerprints, firsts)
+        return len(fingerprints)
+
+    def _put_read(self, rel: str, note: notes.Note, fingerprints: Fingerprints, firsts: Firsts) -> None:
+        """Compare with the file's live documents, read from the index."""
         writer = self._writer()
         live = self._live_documents(rel)
         moved: dict[str, list[int]] = {}
-        for doc in note_documents(note):
-            docnum, stored = live.pop(doc[F_ID], (None, None))
+        rows: dict[str, tuple[tuple[Any, ...], int, int]] = {}
+        for doc in note_documents(note, firsts=firsts):
+            entry_id = doc[F_ID]
+            docnum, stored = live.pop(entry_id, (None, None))
             if stored is not None and same_document(stored, doc, lines=False):
                 row = moved_entries(stored, doc)
                 if row is not None:
-                    moved[doc[F_ID]] = row
+                    moved[entry_id] = row
+                rows[entry_id] = (fingerprints[entry_id][1], int(stored[F_START]), int(stored[F_END]))
                 continue
             if docnum is not None:
                 writer.delete_document(docnum)
             writer.add_document(**doc)
+            rows[entry_id] = (fingerprints[entry_id][1], int(doc[F_START]), int(doc[F_END]))
         for docnum, _stored in live.values():
             writer.delete_document(docnum)
         self._set_moved(rel, moved)
-        return len({entry.id for entry in note.entries})
+        self.known[rel] = KnownFile(note.digest, rows)
+
+    def _put_known(
+        self, rel: str, note: notes.Note, known: KnownFile, fingerprints: Fingerprints, firsts: Firsts
+    ) -> bool:
+        """Compare with what this process wrote for the file (no document is read); False when
+        so much changed that reading the documents is cheaper."""
+        changed = {
+            entry_id: position
+            for entry_id, (position, fingerprint) in fingerprints.items()
+            if known.rows.get(entry_id, (None,))[0] != fingerprint
+        }
+        stale = [entry_id for entry_id in known.rows if entry_id not in fingerprints or entry_id in changed]
+        if len(stale) > KNOWN_DELETES_MAX:
+            return False
+        writer = self._writer()
+        for entry_id in stale:
+            writer.delete_by_term(F_ID, entry_id)
+        for doc in note_documents(note, only=set(changed.values()), firsts=firsts):
+            writer.add_document(**doc)
+        rows: dict[str, tuple[tuple[Any, ...], int, int]] = {}
+        moved: dict[str, list[int]] = {}
+        for entry_id, (position, fingerprint) in fingerprints.items():
+            entry = note.entries[position]
+            if entry_id in changed:
+                rows[entry_id] = (fingerprint, entry.start_line, entry.end_line)
+                continue
+            _fingerprint, start, end = rows[entry_id] = known.rows[entry_id]
+            if (start, end) != (entry.start_line, entry.end_line):
+                moved[entry_id] = [start, entry.start_line, entry.end_line]
+        self._set_moved(rel, moved)
+        self.known[rel] = KnownFile(note.digest, rows)
+        return True
 
     def _live_documents(self, rel: str) -> dict[str, tuple[int, dict[str, Any]]]:
         """``rel``'s documents as the writer sees them: entry id → (document number, stored fields).
@@ -450,7 +551,7 @@ class _Batch:
             live[str(stored.get(F_ID))] = (docnum, stored)
         return live
 
-    def commit(self, index_dir: Path) -> None:
+    def commit(self, index_dir: Path) -> bool:
         """Commit the index, then (only then) write the line table and the manifest that describe it.
 
         Updates add a segment without merging (Whoosh's default merge costs ~0.8 s at 100k
@@ -458,6 +559,7 @@ class _Batch:
         merges when nobody waits. Past :data:`MAX_SEGMENTS` a commit merges anyway, so
         searches never slow down for want of a watcher.
         """
+        committed = self.writer is not None
         if self.writer is not None:
             if len(self.writer.segments) >= MAX_SEGMENTS:
                 self.writer.commit(mergetype=tiered_merge(max_docs=1024, force=True))
@@ -468,6 +570,7 @@ class _Batch:
             save_lines(index_dir, self._lines)
         if self.dirty:
             save_manifest(index_dir, self.manifest)
+        return committed
 
     def cancel(self) -> None:
         if self.writer is not None:
