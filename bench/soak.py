@@ -13,8 +13,8 @@ Reports errors (non-zero exits, tracebacks; must be 0), lost edits (markers writ
 files, or not searchable at the end; must be 0), save-to-searchable latency (how long until the
 watcher's index has a marker, measured without catching up), and the watcher's RSS and open
 descriptors first and last, and per ``--window`` minutes (default 5) the save-to-searchable
-p50/p95/max of the edits written in it, the watcher's RSS, open files and index segments at its end
-and its batches (count, p50/max ms, from its log) (deleted
+p50/p95/max of the edits written in it, the watcher's RSS, open files and index segments at its end,
+its batches (count, p50/max ms, from its log) and the CPU time it used (deleted
 segment files it still maps are a leak). ``--no-serve`` runs the watcher without its recall service.
 Prints a Markdown table; exits 1 when errors or lost edits are not 0.
 """
@@ -90,6 +90,7 @@ class Stats:
     direct_appends: int = 0
     memory_appends: int = 0
     rss: list[tuple[float, int]] = field(default_factory=list)
+    cpu: list[float] = field(default_factory=list)  # the watcher's CPU seconds so far, at each sample
     fds: list[tuple[int, int]] = field(default_factory=list)  # (open descriptors, deleted files mapped)
     segments: list[int] = field(default_factory=list)  # index segments at each sample
     batches: list[tuple[float, float]] = field(default_factory=list)  # (when, ms): the watcher's log
@@ -114,6 +115,15 @@ def rss_kb(pid: int) -> int:
     except OSError:
         pass
     return 0
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time ``pid`` has used (what contention moves least, unlike wall time)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def open_files(pid: int) -> tuple[int, int]:
@@ -222,6 +232,7 @@ def heartbeats(vault: Path, stats: Stats, stop: threading.Event, every: float) -
 def sampler(pid: int, stats: Stats, stop: threading.Event, started: float, index_dir: Path) -> None:
     while True:
         stats.rss.append((time.monotonic() - started, rss_kb(pid)))
+        stats.cpu.append(cpu_seconds(pid))
         stats.fds.append(open_files(pid))
         stats.segments.append(len(list(index_dir.glob("*.seg"))))
         if stop.wait(5.0):
@@ -260,11 +271,15 @@ def windows(stats: Stats, minutes: float, window: float) -> list[str]:
             1 for m, t in stats.written.items() if m not in stats.searchable and lo <= t - stats.started < hi
         )
         samples = [
-            (r, fd, seg)
-            for (at, r), (fd, _d), seg in zip(stats.rss, stats.fds, stats.segments, strict=False)
+            (r, fd, seg, cpu)
+            for (at, r), (fd, _d), seg, cpu in zip(
+                stats.rss, stats.fds, stats.segments, stats.cpu, strict=False
+            )
             if at < hi
         ]
-        rss, fds, segments = samples[-1] if samples else (0, 0, 0)
+        rss, fds, segments, cpu_end = samples[-1] if samples else (0, 0, 0, 0.0)
+        before = [cpu for (at, _r), cpu in zip(stats.rss, stats.cpu, strict=False) if at < lo]
+        cpu_used = cpu_end - (before[-1] if before else 0.0)
         batch_ms = sorted(ms for at, ms in stats.batches if lo <= at < hi)
         cells = (
             [f"{_pct(lats, 0.5) * 1000:.0f}", f"{_pct(lats, 0.95) * 1000:.0f}", f"{lats[-1] * 1000:.0f}"]
@@ -275,7 +290,8 @@ def windows(stats: Stats, minutes: float, window: float) -> list[str]:
             f"| {lo / 60:g}-{min(hi, minutes * 60) / 60:g} min | {len(lats) + lost} | "
             + " | ".join(cells)
             + f" | {rss / 1024:.0f} | {fds} | {segments} | {len(batch_ms)} | "
-            + (f"{_pct(batch_ms, 0.5):.0f} / {batch_ms[-1]:.0f} |" if batch_ms else "- |")
+            + (f"{_pct(batch_ms, 0.5):.0f} / {batch_ms[-1]:.0f}" if batch_ms else "-")
+            + f" | {cpu_used:.1f} |"
         )
     return rows
 
@@ -329,9 +345,9 @@ def report(vault: Path, stats: Stats, args: argparse.Namespace) -> int:
         print(f"| {name} | {value} |")
     print(
         "\n| window | edits | save-to-searchable p50 ms | p95 ms | max ms | watcher RSS MB | open files "
-        "| index segments | batches | batch ms p50 / max |"
+        "| index segments | batches | batch ms p50 / max | watcher CPU s |"
     )
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     print("\n".join(windows(stats, args.minutes, args.window)))
     for what in stats.errors[:20]:
         print(f"\nerror: {what}")
