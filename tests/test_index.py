@@ -521,6 +521,26 @@ def test_updates_that_remember_what_they_wrote_leave_every_document_as_a_build_w
     assert len(reads) <= 10, reads  # the first update, front matter changes, big rewrites
 
 
+def test_an_update_that_remembers_rewrites_an_entry_whose_next_entry_became_its_neighbour(
+    vault: Path, idx: Index
+) -> None:
+    """Its neighbours stay the same (a #private line between was never one), but the entry right
+    after it is now its answer (``next``): the fingerprint must say so."""
+    idx.ensure_current()
+    path = write(
+        vault / "memory" / "2026-03-21.md", "- 08:00 where is the kiwi?\n- 08:01 pin 4321 #private\n"
+    )
+    path.write_text(path.read_text(encoding="utf-8") + "- 08:02 under the kiwi tree\n", encoding="utf-8")
+    idx.update([path])
+    write(path, "- 08:00 where is the kiwi?\n- 08:02 under the kiwi tree\n")
+    idx.update([path])
+    assert idx.doctor().ok
+    asking = idx.read(
+        lambda s: next(f for f in s.documents(path="memory/2026-03-21.md") if "where" in f["text"])
+    )
+    assert asking["next"] == notes.read_note(path, vault).entries[1].id
+
+
 def test_an_entry_fingerprint_covers_every_field_an_entry_has(vault: Path) -> None:
     """A new Entry field must be in the fingerprint (or listed here as not in documents), or an
     update that remembers what it wrote would keep a document that no longer matches."""
