@@ -484,6 +484,7 @@ def test_updates_that_remember_what_they_wrote_leave_every_document_as_a_build_w
         real_read(self, rel, *args)
 
     monkeypatch.setattr(index_writer._Batch, "_put_read", counting)
+    monkeypatch.setattr(index_writer, "KNOWN_MIN_ENTRIES", 1)  # remembered however short
     rng = random.Random(5)
     path = vault / "memory" / "2026-03-20.md"
     lines = ["## Morning\n"] + [f"- 08:{i:02d} note {i} about the heron{i}\n" for i in range(30)]
@@ -522,10 +523,11 @@ def test_updates_that_remember_what_they_wrote_leave_every_document_as_a_build_w
 
 
 def test_an_update_that_remembers_rewrites_an_entry_whose_next_entry_became_its_neighbour(
-    vault: Path, idx: Index
+    vault: Path, idx: Index, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Its neighbours stay the same (a #private line between was never one), but the entry right
     after it is now its answer (``next``): the fingerprint must say so."""
+    monkeypatch.setattr(index_writer, "KNOWN_MIN_ENTRIES", 1)
     idx.ensure_current()
     path = write(
         vault / "memory" / "2026-03-21.md", "- 08:00 where is the kiwi?\n- 08:01 pin 4321 #private\n"

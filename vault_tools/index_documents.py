@@ -343,25 +343,26 @@ def next_entry_id(entries: Sequence[notes.Entry], i: int, after: Sequence[int]) 
     return entries[i + 1].id if after and after[0] == i + 1 else None
 
 
-def entry_fingerprints(
-    note: notes.Note, firsts: Firsts | None = None
-) -> dict[str, tuple[int, tuple[Any, ...]]]:
+def entry_fingerprints(note: notes.Note, firsts: Firsts | None = None) -> dict[str, tuple[int, int]]:
     """Entry id → (position, fingerprint) of each entry :func:`note_documents` makes a document of.
 
     The fingerprint is everything an entry's document is made of but its lines and the file
     hash, without analysing any text: the same id and fingerprint make the same document (what
     ``same_document(lines=False)`` says), so an update that remembers them need not read the
-    stored documents to find the entries that changed.
+    stored documents to find the entries that changed. Kept as its hash (this process's), so
+    what a watcher remembers is small next to the text.
     """
     entries = note.entries
     return {
         entries[i].id: (
             i,
-            entry_fingerprint(
-                entries[i],
-                [entries[j].id for j in before],
-                [entries[j].id for j in after],
-                next_entry_id(entries, i, after),
+            hash(
+                entry_fingerprint(
+                    entries[i],
+                    [entries[j].id for j in before],
+                    [entries[j].id for j in after],
+                    next_entry_id(entries, i, after),
+                )
             ),
         )
         for i, before, after in (first_entries(entries) if firsts is None else firsts)

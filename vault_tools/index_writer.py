@@ -57,6 +57,8 @@ MERGE_FACTOR = 4
 #: An update that remembers a file (KnownFile) deletes its changed entries' documents by id, one
 #: lookup per segment each; past this many it reads the file's documents instead.
 KNOWN_DELETES_MAX = 64
+#: Files with fewer entries are not remembered: their documents are cheap to read.
+KNOWN_MIN_ENTRIES = 64
 
 
 # ---------------------------------------------------------------------------------------------
@@ -119,7 +121,7 @@ class KnownFile:
     document holds. Valid while nobody else has committed to the index since (its generation)."""
 
     digest: str
-    rows: dict[str, tuple[tuple[Any, ...], int, int]]
+    rows: dict[str, tuple[int, int, int]]
 
 
 class IndexWriting:
@@ -364,7 +366,7 @@ def merge_group(segments: list[Any], max_docs: int) -> list[Any] | None:
 
 
 #: Entry id → (position in the note, fingerprint): index_documents.entry_fingerprints.
-Fingerprints = dict[str, tuple[int, tuple[Any, ...]]]
+Fingerprints = dict[str, tuple[int, int]]
 
 
 class _Batch:
@@ -456,6 +458,12 @@ class _Batch:
         self.report.entries_added += count
         self.dirty = True
 
+    def _remember(self, rel: str, digest: str, rows: dict[str, tuple[int, int, int]]) -> None:
+        if len(rows) < KNOWN_MIN_ENTRIES:
+            self._forget(rel)  # reading a short file's documents costs little: remember only long ones
+        else:
+            self.known[rel] = KnownFile(digest, rows)
+
     def _forget(self, rel: str) -> None:
         self.known[rel] = KnownFile("", {})  # matches no content: the next update reads the documents
 
@@ -481,7 +489,7 @@ class _Batch:
         writer = self._writer()
         live = self._live_documents(rel)
         moved: dict[str, list[int]] = {}
-        rows: dict[str, tuple[tuple[Any, ...], int, int]] = {}
+        rows: dict[str, tuple[int, int, int]] = {}
         for doc in note_documents(note, firsts=firsts):
             entry_id = doc[F_ID]
             docnum, stored = live.pop(entry_id, (None, None))
@@ -498,7 +506,7 @@ class _Batch:
         for docnum, _stored in live.values():
             writer.delete_document(docnum)
         self._set_moved(rel, moved)
-        self.known[rel] = KnownFile(note.digest, rows)
+        self._remember(rel, note.digest, rows)
 
     def _put_known(
         self, rel: str, note: notes.Note, known: KnownFile, fingerprints: Fingerprints, firsts: Firsts
@@ -518,7 +526,7 @@ class _Batch:
             writer.delete_by_term(F_ID, entry_id)
         for doc in note_documents(note, only=set(changed.values()), firsts=firsts):
             writer.add_document(**doc)
-        rows: dict[str, tuple[tuple[Any, ...], int, int]] = {}
+        rows: dict[str, tuple[int, int, int]] = {}
         moved: dict[str, list[int]] = {}
         for entry_id, (position, fingerprint) in fingerprints.items():
             entry = note.entries[position]
@@ -529,7 +537,7 @@ class _Batch:
             if (start, end) != (entry.start_line, entry.end_line):
                 moved[entry_id] = [start, entry.start_line, entry.end_line]
         self._set_moved(rel, moved)
-        self.known[rel] = KnownFile(note.digest, rows)
+        self._remember(rel, note.digest, rows)
         return True
 
     def _live_documents(self, rel: str) -> dict[str, tuple[int, dict[str, Any]]]:
