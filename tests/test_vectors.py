@@ -421,3 +421,18 @@ def test_neighbours_lend_similarity_only_within_a_file_section_and_privacy_bound
     assert after1[4] == -1 and before1[3] == -1  # 3 is in another section
     assert all(slot[5] == slot[6] == -1 for slot in (before1, before2, after1, after2))  # MEMORY items
     assert all(slot[7] == -1 for slot in (before1, before2, after1, after2)) and 7 not in after1
+
+
+def test_neighbours_are_found_at_the_lines_the_line_table_says() -> None:
+    """A kept document holds the lines it was written with; an entry written above it since may
+    hold the same line: the line table (index_lines) says which comes first now."""
+    path = "memory/b.md"
+    docs = [
+        Doc("aaaaaaaaaaaa", path, 10, "", "daily", "personal"),  # 0: kept, now at line 12
+        Doc("bbbbbbbbbbbb", path, 10, "", "daily", "personal"),  # 1: written since, at line 10
+        Doc("cccccccccccc", path, 11, "", "daily", "personal"),  # 2: written since, at line 11
+    ]
+    moved = {path: {f"{path}#aaaaaaaaaaaa": [10, 12, 12]}}
+    before1, _before2, after1, _after2 = neighbour_table(docs, deleted=[], moved=moved)
+    assert (after1[1], after1[2], after1[0]) == (2, 0, -1)
+    assert (before1[0], before1[2], before1[1]) == (2, 1, -1)

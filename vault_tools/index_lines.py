@@ -97,6 +97,11 @@ class LineTable:
             self._stamp, self.table = stamp, load_lines(self.index_dir)
         return self
 
+    @property
+    def stamp(self) -> tuple[int, int, int] | None:
+        """The version of ``lines.json`` read last (None: there is none)."""
+        return self._stamp
+
     def fix(self, stored: M) -> M:
         """``stored`` with the entry's current lines (changed in place)."""
         return fix_lines(self.table, stored) if self.table else stored

@@ -478,7 +478,7 @@ class Recaller:
         sims = vectors.similarities(self._searcher, query_vector)
         fusion = self.fusion or DEFAULT_FUSION
         if fusion.neighbour_weight > 0:
-            sims = vectors.with_neighbours(self._searcher, sims, fusion.neighbour_weight)
+            sims = vectors.with_neighbours(self._searcher, sims, fusion.neighbour_weight, self._lines)
         deleted = deleted_docs(self._searcher)
         if mode == "semantic":
             found.clear()

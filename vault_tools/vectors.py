@@ -35,7 +35,7 @@ import re
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -44,6 +44,7 @@ from vault_tools.config import Config
 from vault_tools.embeddings import RECIPE, Embedder, EmbeddingError, sendable_text
 
 if TYPE_CHECKING:
+    from vault_tools.index_lines import LineTable
     from vault_tools.scorer import BlockScorer, DocFilter
 
 __all__ = [
@@ -222,10 +223,17 @@ def _doc(stored: dict[str, Any]) -> Doc:
 _VISIBILITY_RANK = {"shared": 0, "personal": 1, "private": 2}
 
 
-def neighbour_table(docs: Sequence[Doc], deleted: Iterable[int], before: int = 2, after: int = 2) -> Any:
+def neighbour_table(
+    docs: Sequence[Doc],
+    deleted: Iterable[int],
+    before: int = 2,
+    after: int = 2,
+    moved: Mapping[str, Mapping[str, list[int]]] | None = None,
+) -> Any:
     """For each neighbour slot (``before`` entries before, nearest first, then ``after`` after), the
     docnum of that neighbour of every document in its file and section, -1 where there is none
-    (a numpy array, one row per slot)."""
+    (a numpy array, one row per slot). ``moved``: the index's line table (index_lines), which
+    says where an entry whose document kept older lines is now."""
     import numpy as np
 
     count = len(docs)
@@ -233,7 +241,9 @@ def neighbour_table(docs: Sequence[Doc], deleted: Iterable[int], before: int = 2
     sections: dict[str, int] = {}
     path = np.fromiter((paths.setdefault(d.path, len(paths)) for d in docs), np.int64, count)
     section = np.fromiter((sections.setdefault(d.section, len(sections)) for d in docs), np.int64, count)
-    line = np.fromiter((d.line for d in docs), np.int64, count)
+    line = np.fromiter(
+        (_line_now(d, moved) for d in docs) if moved else (d.line for d in docs), np.int64, count
+    )
     rank = np.fromiter((_VISIBILITY_RANK.get(d.visibility, 2) for d in docs), np.int64, count)
     alive = np.fromiter((d.kind != "memory" for d in docs), bool, count)
     gone = np.fromiter(deleted, np.int64)
@@ -251,6 +261,11 @@ def neighbour_table(docs: Sequence[Doc], deleted: Iterable[int], before: int = 2
         ok = (path[here] == path[there]) & (section[here] == section[there]) & (rank[there] <= rank[here])
         table[slot, here[ok]] = there[ok]
     return table
+
+
+def _line_now(doc: Doc, moved: Mapping[str, Mapping[str, list[int]]]) -> int:
+    row = moved.get(doc.path, {}).get(f"{doc.path}#{doc.key}") if doc.key else None
+    return row[1] if row is not None and row[0] == doc.line else doc.line
 
 
 def deleted_docs(searcher: Any) -> list[int]:
@@ -463,12 +478,18 @@ class VectorIndex:
         self._doc_rows = {name: self._doc_rows[name] for name in live}
         return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
 
-    def neighbours(self, searcher: Any) -> Any:
-        """:func:`neighbour_table` of ``searcher`` as one int array per slot (kept per searcher)."""
+    def neighbours(self, searcher: Any, lines: LineTable | None = None) -> Any:
+        """:func:`neighbour_table` of ``searcher`` as one int array per slot (kept per searcher and
+        version of the line table ``lines``)."""
         deleted = deleted_docs(searcher)
-        key = (tuple(_segment_name(reader) for reader, _offset in _leaves(searcher)), len(deleted))
+        key = (
+            tuple(_segment_name(reader) for reader, _offset in _leaves(searcher)),
+            len(deleted),
+            None if lines is None else lines.stamp,
+        )
         if self._neighbours is None or self._neighbours[0] != key:
-            self._neighbours = (key, neighbour_table(self._all_docs(searcher), deleted))
+            moved = None if lines is None else lines.table
+            self._neighbours = (key, neighbour_table(self._all_docs(searcher), deleted, moved=moved))
         return self._neighbours[1]
 
     def _all_docs(self, searcher: Any) -> list[Doc]:
@@ -483,12 +504,12 @@ class VectorIndex:
         self._docs = {name: self._docs[name] for name in live}
         return docs
 
-    def with_neighbours(self, searcher: Any, sims: Any, weight: float) -> Any:
+    def with_neighbours(self, searcher: Any, sims: Any, weight: float, lines: LineTable | None = None) -> Any:
         """Each document's similarity, or ``weight`` x its nearest neighbour's when that is more:
         the line after a question is often its answer, and says it in other words."""
         np = self._np
         best = sims.copy()
-        for slot in self.neighbours(searcher):
+        for slot in self.neighbours(searcher, lines):
             have = slot >= 0
             lent = np.full(sims.shape[0], np.nan, dtype=np.float32)
             lent[have] = sims[slot[have]] * weight
