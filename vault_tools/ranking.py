@@ -32,6 +32,7 @@ __all__ = [
     "keyword_query",
     "lend_to_answers",
     "matched_share",
+    "rank_order",
     "rescore",
     "sort_day",
     "speaker_terms",
@@ -300,7 +301,7 @@ def lend_to_answers(
             answer.parts = {**answer.parts, "answers": asking.score, "score_lent": tuning.answer_factor}
             lent = True
     if lent:
-        ranked.sort(key=lambda c: (-round(c.score, 9), -sort_day(c.fields)))
+        ranked.sort(key=rank_order)
     return ranked
 
 
@@ -318,6 +319,11 @@ def matched_share(stored: dict[str, Any], weights: dict[str, float]) -> float:
         if term in have or (len(term) == 1 and any(t.startswith(term) for t in have)):
             found += weight
     return found / total
+
+
+def rank_order(candidate: Candidate) -> tuple[float, int]:
+    """The sort key of a ranked list: best score first, then the newer entry."""
+    return (-round(candidate.score, 9), -sort_day(candidate.fields))
 
 
 def sort_day(stored: dict[str, Any]) -> int:

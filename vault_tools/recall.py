@@ -59,8 +59,8 @@ from vault_tools.ranking import (
     keyword_query,
     lend_to_answers,
     matched_share,
+    rank_order,
     rescore,
-    sort_day,
 )
 from vault_tools.results import Hit, RecallResult, highlight_spans, shape
 
@@ -366,7 +366,7 @@ class Recaller:
         candidates.sort(
             key=lambda c: (-c.score, str(c.fields.get("path"))[::-1], int(c.fields.get("start_line", 0)))
         )
-        candidates.sort(key=lambda c: (-round(c.score, 9), -sort_day(c.fields)))
+        candidates.sort(key=rank_order)
         if parts:
             candidates = lend_to_answers(candidates, self._fetcher(filters), tuning)
         return candidates
