@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import datetime as dt
+import functools
 import json
 import os
 import random
@@ -45,6 +46,7 @@ from llm_server import LLMServer  # noqa: E402
 from vault_tools.config import Config, load_config  # noqa: E402
 from vault_tools.fusion import DEFAULT_FUSION, Fusion  # noqa: E402
 from vault_tools.index import Index  # noqa: E402
+from vault_tools.ranking import DEFAULT_TUNING  # noqa: E402
 from vault_tools.recall import Recaller  # noqa: E402
 from vault_tools.vectors import VectorStore, fill_vault  # noqa: E402
 
@@ -108,7 +110,7 @@ def embed_vault(config: Config) -> float:
 
 class ModeRetriever(locomo_bench.RecallRetriever):
     def __init__(self, score: ModuleType, server: LLMServer, mode: str, fusion: Fusion) -> None:
-        super().__init__(score, locomo_bench.DEFAULT_TUNING)
+        super().__init__(score, DEFAULT_TUNING)
         self.server, self.mode, self.fusion = server, mode, fusion
         self.skipped = 0
 
@@ -236,8 +238,8 @@ class Recording(ModeRetriever):
                 )
             real(candidates, cosines, mode, how)
 
-        fusion.fuse = recording
-        vectors.VectorIndex.similarities = similarities  # type: ignore[method-assign]
+        fusion.fuse = recording  # type: ignore[assignment]
+        vectors.VectorIndex.similarities = similarities  # type: ignore[method-assign, assignment]
         try:
             hits = super().search(query, limit)
         finally:
@@ -458,7 +460,7 @@ def latency(args: argparse.Namespace, server: LLMServer, model: Any) -> None:
             started = time.perf_counter()
             session.recall("warm up", mode=mode)
             first = time.perf_counter() - started
-            times = recall_bench.time_each(lambda q, s=session, m=mode: s.recall(q, mode=m), queries)
+            times = recall_bench.time_each(functools.partial(session.recall, mode=mode), queries)
         p50, p95 = recall_bench.percentiles(times)
         print(f"| warm Recaller, {name} | {p50:.1f} | {p95:.1f} |")
         print(f"| first call of that session (loads the vectors) | {first * 1000:.0f} | |")
@@ -478,7 +480,8 @@ def storage(args: argparse.Namespace) -> None:
     matrix = random_vectors(count, dim)
     queries = random_vectors(50, dim, seed=11)
     allowed = np.random.default_rng(3).random(count) < 0.3  # a filter keeping 30% (a date window)
-    rows = []
+    # (storage, p50/p95, filtered p50/p95, filtered top-k found, memory); None where not measured
+    rows: list[tuple[str, Any, Any, Any, Any]] = []
 
     def flat(q: Any, mask: Any | None = None) -> Any:
         sims = matrix @ q

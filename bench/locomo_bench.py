@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import datetime as dt
+import functools
 import importlib.util
 import json
 import subprocess
@@ -94,8 +95,8 @@ def run(
     per_query: Any,
 ) -> dict[str, Any]:
     """The scorer's ``run_one`` loop with a retriever object instead of a name."""
-    original = score.make_retriever
-    score.make_retriever = lambda name, args: retriever
+    original = score.make_retriever  # type: ignore[attr-defined]
+    score.make_retriever = lambda name, args: retriever  # type: ignore[attr-defined]
     args = argparse.Namespace(
         label=label,
         vaults=str(vaults),
@@ -110,7 +111,7 @@ def run(
         result["retriever"] = label
         return result
     finally:
-        score.make_retriever = original
+        score.make_retriever = original  # type: ignore[attr-defined]
 
 
 def variants() -> dict[str, Tuning]:
@@ -204,11 +205,10 @@ def main(argv: list[str] | None = None) -> int:
 
     rows: dict[str, Callable[[], Any]] = {}
     for name, tuning in (variants() if args.variants else {"recall (shipped)": DEFAULT_TUNING}).items():
-        rows[name] = lambda tuning=tuning: RecallRetriever(score, tuning)
+        rows[name] = functools.partial(RecallRetriever, score, tuning)
     for spec in args.tune:
         name, _, pairs = spec.partition(":")
-        tuning = tuning_with(DEFAULT_TUNING, pairs)
-        rows[name] = lambda tuning=tuning: RecallRetriever(score, tuning)
+        rows[name] = functools.partial(RecallRetriever, score, tuning_with(DEFAULT_TUNING, pairs))
     if not args.no_baseline:
         rows["BM25F (whoosh-stop)"] = lambda: score.WhooshBM25F(stop=True)
     per_query = args.per_query.open("w", encoding="utf-8") if args.per_query else None

@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import datetime as dt
+import functools
 import json
 import os
 import shutil
@@ -120,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
         rows.append((f"the same again (no change, no commit: {again['action']})", f"{seconds:.2f}", ""))
         config = load_config(vault)
         options = Options(period=Period.parse(name), as_of=AS_OF, use_llm=False)
-        seconds, _report = timed(lambda options=options, config=config: summarize(config, options))
+        seconds, _report = timed(functools.partial(summarize, config, options))
         rows.append((f"`summarize {flag} {name}`, in-process (warm imports)", f"{seconds:.2f}", ""))
     (vault / f"memory/summaries/{args.month}.md").unlink()
     with LLMServer() as server:
