@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -16,15 +17,17 @@ from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pytest
 from helpers import wait_for, watch_in_thread, write
 from llm_server import LLMServer, Reply
 
-from vault_tools import cli, vectors
+from vault_tools import cli, vector_matrix, vectors
 from vault_tools.config import Config, load_config
 from vault_tools.errors import UsageError
 from vault_tools.index import Index
 from vault_tools.recall import Recaller, recall
+from vault_tools.vector_matrix import load_matrix, matrix_files
 from vault_tools.vectors import Doc, VectorStore, fill_vault, neighbour_table, store_path
 from vault_tools.watch import WatchOptions
 
@@ -140,6 +143,7 @@ def test_a_new_model_embeds_everything_again_and_drops_the_old_cache(
     other = replace(config, embeddings=replace(config.embeddings, model="another-model"))
     assert fill_vault(other).embedded == 6
     assert not old.exists() and store_path(other).exists()
+    assert not [f for f in old.parent.iterdir() if f.name.startswith(old.stem)]  # its matrix file too
     assert server.embedding_requests[-1]["model"] == "another-model"
 
 
@@ -159,6 +163,132 @@ def test_a_broken_cache_file_is_started_again(config: Config, server: LLMServer)
     assert store.warnings and "starting it again" in store.warnings[0]
     store.close()
     assert fill_vault(config).embedded == 6
+
+
+# -- the matrix file (the fast path of a fresh process) ------------------------------------------
+
+
+@pytest.fixture
+def fast(monkeypatch: pytest.MonkeyPatch, notes: Path, server: LLMServer) -> Config:
+    """A vault whose vector cache has its matrix file (written for a few rows, not only 512)."""
+    monkeypatch.setattr(vectors, "MATRIX_MIN_TAIL", 1)
+    config = configure(notes, server)
+    Index(config).ensure_current()
+    assert fill_vault(config).error is None
+    return config
+
+
+def matrix_file(config: Config) -> Path:
+    with VectorStore(config) as store:
+        files = matrix_files(store)
+    assert len(files) == 1, files
+    return files[0]
+
+
+def loads_matrix(config: Config) -> bool:
+    with VectorStore(config) as store:
+        return load_matrix(store) is not None
+
+
+def answers(config: Config) -> list[object]:
+    """What recall answers, every part of every score, for a few questions in both vector modes."""
+    found: list[object] = []
+    for question in ("kitten", "when did I lose my job", "budget review", "cat"):
+        for mode in ("hybrid", "semantic"):
+            result = recall(config, question, as_of=AS_OF, mode=mode, explain=True)
+            found.append([(h.id, h.line, h.score, h.explain) for h in result.results] + result.warnings)
+    return found
+
+
+def without_the_matrix(config: Config, monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    with monkeypatch.context() as patch:
+        patch.setattr(vector_matrix, "load_matrix", lambda store: None)
+        patch.setattr(vectors, "MATRIX_MIN_TAIL", 10**9)
+        return answers(config)
+
+
+def test_the_matrix_file_is_written_by_index_and_read_by_recall(fast: Config) -> None:
+    with VectorStore(fast) as store:
+        matrix = load_matrix(store)
+        assert matrix is not None and isinstance(matrix.vectors, np.memmap)
+        assert matrix.vectors.shape[0] == store.count() == 6
+        assert sorted(vectors.key_text(int(k)) for k in matrix.keys) == sorted(store.keys())
+
+
+def test_recall_is_the_same_with_and_without_the_matrix_file(
+    fast: Config, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert loads_matrix(fast)
+    assert answers(fast) == without_the_matrix(fast, monkeypatch)
+
+
+def test_rows_added_after_the_matrix_file_are_read_from_sqlite(
+    fast: Config, server: LLMServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(vectors, "MATRIX_MIN_TAIL", 10**9)  # the matrix file stays as it is
+    before = matrix_file(fast)
+    write(fast.vault / "memory" / "2026-02-27.md", "---\ndate: 2026-02-27\n---\n- 08:00 Adopted a kitten\n")
+    Index(fast).ensure_current()
+    assert fill_vault(fast).embedded == 1
+    assert matrix_file(fast) == before and loads_matrix(fast)
+    result = recall(fast, "cat", as_of=AS_OF, mode="semantic")
+    assert "Adopted a kitten" in texts(result)
+    assert answers(fast) == without_the_matrix(fast, monkeypatch)
+
+
+def test_a_torn_matrix_file_is_noticed_and_written_again(
+    fast: Config, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    expected = without_the_matrix(fast, monkeypatch)
+    path = matrix_file(fast)
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+    assert not loads_matrix(fast)
+    assert answers(fast) == expected
+    assert matrix_file(fast) != path and loads_matrix(fast)
+
+
+@pytest.mark.parametrize("other", ["rows in another order", "another model's width"])
+def test_a_matrix_file_of_other_vectors_is_noticed_and_written_again(
+    fast: Config, monkeypatch: pytest.MonkeyPatch, other: str
+) -> None:
+    expected = without_the_matrix(fast, monkeypatch)
+    path = matrix_file(fast)
+    held = np.load(path)
+    np.save(path, held[::-1].copy() if other == "rows in another order" else np.ones((6, 8), np.float32))
+    assert not loads_matrix(fast)
+    assert answers(fast) == expected
+    assert matrix_file(fast) != path and loads_matrix(fast)
+
+
+def test_a_matrix_file_naming_rows_the_cache_lost_is_not_used(
+    fast: Config, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with VectorStore(fast) as store:
+        row = store.matrix_row()
+        assert row is not None
+    with sqlite3.connect(store_path(fast)) as db:  # the cache lost its last row (started again)
+        db.execute("DELETE FROM vectors WHERE rowid = ?", (row.last_rowid,))
+    assert not loads_matrix(fast)
+    assert answers(fast) == without_the_matrix(fast, monkeypatch)
+
+
+def test_files_a_crashed_writer_left_are_removed_and_do_no_harm(fast: Config) -> None:
+    kept = matrix_file(fast)
+    orphan = kept.with_name(f"{store_path(fast).stem}-0123456789ab.npy")  # renamed, never recorded
+    orphan.write_bytes(b"half a matrix")
+    young, old = (kept.with_name(f"{store_path(fast).stem}-{t}.npy.tmp") for t in ("young", "old"))
+    young.write_bytes(b"being written")
+    old.write_bytes(b"died writing")
+    os.utime(old, (0, 0))
+    assert loads_matrix(fast)
+    write(fast.vault / "memory" / "2026-02-27.md", "---\ndate: 2026-02-27\n---\n- 08:00 Adopted a kitten\n")
+    Index(fast).ensure_current()
+    assert fill_vault(fast).embedded == 1  # writes the matrix again (MATRIX_MIN_TAIL 1)
+    with VectorStore(fast) as store:
+        files = matrix_files(store)
+        matrix = load_matrix(store)
+    assert matrix is not None and matrix.vectors.shape[0] == 7
+    assert young in files and len(files) == 2 and not {kept, orphan, old} & set(files)
 
 
 # -- recall ---------------------------------------------------------------------------------------

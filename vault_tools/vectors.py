@@ -8,9 +8,12 @@ is never embedded twice, an edited one is embedded again, and the same text in t
 Rows are only ever added, so a reader loads the new ones by ``rowid``. The file can be deleted at
 any time; the next fill embeds everything again.
 
-Which vector belongs to which search hit. Whoosh segments never change once written, so each
-segment's list of entry keys (in document order) is kept in the same file, read from the stored
-fields once per segment: a fresh process maps 100k documents to their vectors in milliseconds.
+Which vector belongs to which search hit. Whoosh segments never change once written, so what the
+vector side needs of each segment's documents (key, file, line, section, visibility; in document
+order, as fixed-width columns) is kept in the same file, read from the stored fields once per
+segment: a fresh process maps 100k documents to their vectors in milliseconds. The vectors
+themselves are also kept as one memory-mapped matrix file (:mod:`vault_tools.vector_matrix`), so a
+fresh process does not read them out of SQLite one row at a time.
 
 Filling. :func:`fill` finds the index's documents whose key has no vector and embeds their
 :func:`vault_tools.embeddings.sendable_text` in batches (``[embeddings] batch_size``); what may not
@@ -28,8 +31,8 @@ before the top-k is taken (:meth:`VectorIndex.top`). At 100k entries of 384 dime
 from __future__ import annotations
 
 import array
+import contextlib
 import hashlib
-import json
 import logging
 import re
 import sqlite3
@@ -62,6 +65,12 @@ log = logging.getLogger("vault_tools.vectors")
 
 STORE_DIR = "vectors"
 KEY_LENGTH = 12
+#: A key as a number (the columns, the matrix): this bit, or'ed with the 48 bits of its 12 hex
+#: digits; 0 is "no key".
+KEY_FLAG = 1 << 48
+#: The matrix file is written again once this many rows (or a twentieth of it, when more) were
+#: added after it: those are read from SQLite by every fresh process until then.
+MATRIX_MIN_TAIL = 512
 #: After a failed question, how long recall leaves the endpoint alone (keyword results meanwhile).
 QUERY_BACKOFF_SECONDS = 30.0
 #: The watcher's worker retries a failed fill after this, doubling up to the maximum.
@@ -83,6 +92,37 @@ def key_of(entry_id: str) -> str:
     return digest if len(digest) == KEY_LENGTH else ""
 
 
+def key_code(key: str) -> int:
+    """``key`` as a number (:data:`KEY_FLAG`), 0 for an empty or malformed one."""
+    if len(key) != KEY_LENGTH:
+        return 0
+    try:
+        return KEY_FLAG | int(key, 16)
+    except ValueError:
+        return 0
+
+
+def key_text(code: int) -> str:
+    return format(code & (KEY_FLAG - 1), f"0{KEY_LENGTH}x") if code else ""
+
+
+def _hash64(text: str) -> int:
+    return int.from_bytes(
+        hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest(), "little", signed=True
+    )
+
+
+class MatrixRow(NamedTuple):
+    """The SQLite file's record of its matrix file (see :mod:`vault_tools.vector_matrix`)."""
+
+    token: str
+    rows: int
+    dim: int
+    last_rowid: int
+    keys: bytes
+    fingerprint: str
+
+
 class VectorStore:
     """The vectors of one model, keyed by content hash, in one SQLite file (see the module doc).
 
@@ -97,10 +137,11 @@ class VectorStore:
 
     def _open(self, config: Config) -> sqlite3.Connection:
         config.make_state_dir(STORE_DIR)
-        for other in self.path.parent.glob("*.sqlite"):
-            if other != self.path:  # another model or recipe: those vectors are of no use now
-                for leftover in (other, Path(f"{other}-wal"), Path(f"{other}-shm")):
-                    leftover.unlink(missing_ok=True)
+        for other in self.path.parent.iterdir():
+            # another model or recipe: those vectors are of no use now
+            if not other.name.startswith((f"{self.path.name}", f"{self.path.stem}-")):
+                with contextlib.suppress(OSError):
+                    other.unlink()
         try:
             return self._connect()
         except sqlite3.DatabaseError as exc:
@@ -113,8 +154,16 @@ class VectorStore:
         db = sqlite3.connect(self.path, timeout=10.0, check_same_thread=False, isolation_level=None)
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("CREATE TABLE IF NOT EXISTS vectors (key TEXT PRIMARY KEY, vector BLOB NOT NULL)")
-        db.execute("DROP TABLE IF EXISTS segments")  # the first layout: keys only
-        db.execute("CREATE TABLE IF NOT EXISTS segment_docs (segment TEXT PRIMARY KEY, docs TEXT NOT NULL)")
+        for earlier in ("segments", "segment_docs"):  # earlier layouts: keys only, then JSON
+            db.execute(f"DROP TABLE IF EXISTS {earlier}")
+        db.execute(
+            "CREATE TABLE IF NOT EXISTS segment_columns (segment TEXT PRIMARY KEY, "
+            "keys BLOB, paths BLOB, sections BLOB, lines BLOB, ranks BLOB, in_sequence BLOB)"
+        )
+        db.execute(
+            "CREATE TABLE IF NOT EXISTS matrix (id INTEGER PRIMARY KEY CHECK (id = 1), token TEXT, "
+            "rows INTEGER, dim INTEGER, last_rowid INTEGER, keys BLOB, fingerprint TEXT)"
+        )
         db.execute("SELECT count(*) FROM vectors").fetchone()
         return db
 
@@ -144,25 +193,61 @@ class VectorStore:
         query = "SELECT rowid, key, vector FROM vectors WHERE rowid > ? ORDER BY rowid"
         return [(int(r), str(k), bytes(v)) for r, k, v in self._db.execute(query, (rowid,))]
 
-    def segment_docs(self, segment: str) -> list[Doc] | None:
-        row = self._db.execute("SELECT docs FROM segment_docs WHERE segment = ?", (segment,)).fetchone()
+    def ends(self, last_rowid: int) -> tuple[str, str]:
+        """The key of the first vector, and of the vector at ``last_rowid`` ("" where none)."""
+        first = self._db.execute("SELECT key FROM vectors ORDER BY rowid LIMIT 1").fetchone()
+        last = self._db.execute("SELECT key FROM vectors WHERE rowid = ?", (last_rowid,)).fetchone()
+        return ("" if first is None else str(first[0])), ("" if last is None else str(last[0]))
+
+    def segment_docs(self, segment: str) -> SegmentDocs | None:
+        query = f"SELECT {', '.join(SegmentDocs._fields)} FROM segment_columns WHERE segment = ?"
+        row = self._db.execute(query, (segment,)).fetchone()
+        if row is None:
+            return None
+        docs = SegmentDocs(*(bytes(value or b"") for value in row))
+        return docs if docs.consistent() else None
+
+    def save_segment_docs(self, segment: str, docs: SegmentDocs, live: Iterable[str]) -> None:
+        """Keep ``docs`` for ``segment`` and forget segments that are not ``live`` any more."""
+        keep = set(live) | {segment}
+        with self._db:
+            self._db.execute("BEGIN")
+            self._db.execute(
+                "INSERT OR REPLACE INTO segment_columns VALUES (?, ?, ?, ?, ?, ?, ?)", (segment, *docs)
+            )
+            known = [s for (s,) in self._db.execute("SELECT segment FROM segment_columns")]
+            gone = [(s,) for s in known if s not in keep]
+            self._db.executemany("DELETE FROM segment_columns WHERE segment = ?", gone)
+
+    def matrix_row(self) -> MatrixRow | None:
+        query = f"SELECT {', '.join(MatrixRow._fields)} FROM matrix WHERE id = 1"
+        row = self._db.execute(query).fetchone()
         if row is None:
             return None
         try:
-            return [Doc(*d) for d in json.loads(row[0])]
-        except (ValueError, TypeError):
+            return MatrixRow(str(row[0]), int(row[1]), int(row[2]), int(row[3]), bytes(row[4]), str(row[5]))
+        except (TypeError, ValueError):
             return None
 
-    def save_segment_docs(self, segment: str, docs: Sequence[Doc], live: Iterable[str]) -> None:
-        """Keep ``docs`` for ``segment`` and forget segments that are not ``live`` any more."""
-        keep = set(live) | {segment}
-        data = json.dumps([list(d) for d in docs], ensure_ascii=False)
+    def record_matrix(
+        self,
+        token: str,
+        rows: int,
+        dim: int,
+        last_rowid: int,
+        keys: bytes,
+        fingerprint: str,
+        publish: Callable[[], object],
+    ) -> None:
+        """Name a new matrix file: ``publish`` (rename it into place, remove the others) runs
+        inside the write transaction that records it, so two writers never remove each other's."""
         with self._db:
-            self._db.execute("BEGIN")
-            self._db.execute("INSERT OR REPLACE INTO segment_docs VALUES (?, ?)", (segment, data))
-            known = [s for (s,) in self._db.execute("SELECT segment FROM segment_docs")]
-            gone = [(s,) for s in known if s not in keep]
-            self._db.executemany("DELETE FROM segment_docs WHERE segment = ?", gone)
+            self._db.execute("BEGIN IMMEDIATE")
+            publish()
+            self._db.execute(
+                "INSERT OR REPLACE INTO matrix VALUES (1, ?, ?, ?, ?, ?, ?)",
+                (token, rows, dim, last_rowid, keys, fingerprint),
+            )
 
 
 def _leaves(searcher: Any) -> list[tuple[Any, int]]:
@@ -184,25 +269,57 @@ class Doc(NamedTuple):
     visibility: str
 
 
+class SegmentDocs(NamedTuple):
+    """Documents as fixed-width columns (native byte order), read without parsing: the key code
+    (:func:`key_code`, uint64), hashes of path and section (int64), start line (int64), the
+    visibility's rank and whether the entry takes part in neighbours (int8 each)."""
+
+    keys: bytes
+    paths: bytes
+    sections: bytes
+    lines: bytes
+    ranks: bytes
+    in_sequence: bytes
+
+    @classmethod
+    def of(cls, docs: Sequence[Doc]) -> SegmentDocs:
+        return cls(
+            array.array("Q", (key_code(d.key) for d in docs)).tobytes(),
+            array.array("q", (_hash64(d.path) for d in docs)).tobytes(),
+            array.array("q", (_hash64(d.section) for d in docs)).tobytes(),
+            array.array("q", (d.line for d in docs)).tobytes(),
+            array.array("b", (_VISIBILITY_RANK.get(d.visibility, 2) for d in docs)).tobytes(),
+            array.array("b", (d.kind != "memory" for d in docs)).tobytes(),
+        )
+
+    def __len__(self) -> int:  # type: ignore[override]
+        return len(self.ranks)
+
+    def consistent(self) -> bool:
+        count = len(self.ranks)
+        return len(self.in_sequence) == count and all(
+            len(column) == 8 * count for column in (self.keys, self.paths, self.sections, self.lines)
+        )
+
+    def key_texts(self) -> list[str]:
+        return [key_text(code) for code in array.array("Q", self.keys)]
+
+
 def doc_keys(searcher: Any, store: VectorStore) -> list[str]:
     """The content-hash key of every document of ``searcher``, by global document number."""
-    return [doc.key for doc in all_docs(searcher, store)]
-
-
-def all_docs(searcher: Any, store: VectorStore) -> list[Doc]:
     leaves = _leaves(searcher)
     live = [_segment_name(reader) for reader, _offset in leaves]
-    docs: list[Doc] = []
+    keys: list[str] = []
     for (reader, _offset), name in zip(leaves, live, strict=True):
-        docs.extend(segment_docs(reader, name, live, store))
-    return docs
+        keys.extend(segment_docs(reader, name, live, store).key_texts())
+    return keys
 
 
-def segment_docs(reader: Any, name: str, live: Sequence[str], store: VectorStore) -> list[Doc]:
+def segment_docs(reader: Any, name: str, live: Sequence[str], store: VectorStore) -> SegmentDocs:
     """One segment's documents: kept in ``store``, read from the stored fields once."""
     found = store.segment_docs(name)
     if found is None or len(found) != reader.doc_count_all():
-        found = [_doc(reader.stored_fields(d)) for d in range(reader.doc_count_all())]
+        found = SegmentDocs.of([_doc(reader.stored_fields(d)) for d in range(reader.doc_count_all())])
         store.save_segment_docs(name, found, live)
     return found
 
@@ -234,18 +351,62 @@ def neighbour_table(
     docnum of that neighbour of every document in its file and section, -1 where there is none
     (a numpy array, one row per slot). ``moved``: the index's line table (index_lines), which
     says where an entry whose document kept older lines is now."""
+    return neighbour_table_of(Columns.of([SegmentDocs.of(docs)]), deleted, before, after, moved)
+
+
+class Columns(NamedTuple):
+    """:class:`SegmentDocs` of every segment of a searcher, as numpy arrays by global docnum."""
+
+    keys: Any
+    paths: Any
+    sections: Any
+    lines: Any
+    ranks: Any
+    in_sequence: Any
+
+    @classmethod
+    def of(cls, segments: Sequence[SegmentDocs]) -> Columns:
+        import numpy as np
+
+        types = (np.uint64, np.int64, np.int64, np.int64, np.int8, np.int8)
+        return cls(
+            *(
+                np.concatenate([np.frombuffer(column, dtype=kind) for column in columns])
+                if columns
+                else np.zeros(0, dtype=kind)
+                for kind, columns in zip(
+                    types, zip(*segments, strict=True) if segments else [()] * 6, strict=True
+                )
+            )
+        )
+
+    def lines_now(self, moved: Mapping[str, Mapping[str, list[int]]]) -> Any:
+        """The start lines, with the line table's rows applied (see index_lines)."""
+        lines = self.lines.copy()
+        for path, rows in moved.items():
+            if not rows:
+                continue
+            for docnum in (self.paths == _hash64(path)).nonzero()[0]:
+                row = rows.get(f"{path}#{key_text(int(self.keys[docnum]))}") if self.keys[docnum] else None
+                if row is not None and row[0] == lines[docnum]:
+                    lines[docnum] = row[1]
+        return lines
+
+
+def neighbour_table_of(
+    docs: Columns,
+    deleted: Iterable[int],
+    before: int = 2,
+    after: int = 2,
+    moved: Mapping[str, Mapping[str, list[int]]] | None = None,
+) -> Any:
+    """:func:`neighbour_table` of documents given as :class:`Columns`."""
     import numpy as np
 
-    count = len(docs)
-    paths: dict[str, int] = {}
-    sections: dict[str, int] = {}
-    path = np.fromiter((paths.setdefault(d.path, len(paths)) for d in docs), np.int64, count)
-    section = np.fromiter((sections.setdefault(d.section, len(sections)) for d in docs), np.int64, count)
-    line = np.fromiter(
-        (_line_now(d, moved) for d in docs) if moved else (d.line for d in docs), np.int64, count
-    )
-    rank = np.fromiter((_VISIBILITY_RANK.get(d.visibility, 2) for d in docs), np.int64, count)
-    alive = np.fromiter((d.kind != "memory" for d in docs), bool, count)
+    count = docs.keys.shape[0]
+    path, section, rank = docs.paths, docs.sections, docs.ranks
+    line = docs.lines_now(moved) if moved else docs.lines
+    alive = docs.in_sequence.astype(bool)
     gone = np.fromiter(deleted, np.int64)
     alive[gone[gone < count]] = False
     kept = np.flatnonzero(alive)
@@ -261,11 +422,6 @@ def neighbour_table(
         ok = (path[here] == path[there]) & (section[here] == section[there]) & (rank[there] <= rank[here])
         table[slot, here[ok]] = there[ok]
     return table
-
-
-def _line_now(doc: Doc, moved: Mapping[str, Mapping[str, list[int]]]) -> int:
-    row = moved.get(doc.path, {}).get(f"{doc.path}#{doc.key}") if doc.key else None
-    return row[1] if row is not None and row[0] == doc.line else doc.line
 
 
 def deleted_docs(searcher: Any) -> list[int]:
@@ -428,41 +584,89 @@ class VectorWorker:
 
 
 class VectorIndex:
-    """A store's vectors as one float32 matrix, and the row of each document of a searcher."""
+    """A store's vectors as float32 blocks (the memory-mapped matrix file, then the rows added
+    since), and the row of each document of a searcher."""
 
     def __init__(self, store: VectorStore) -> None:
         import numpy as np
 
         self.store = store
         self._np = np
-        self.matrix: Any = np.zeros((0, 0), dtype=np.float32)
-        self.rows: dict[str, int] = {}
+        self.blocks: list[Any] = []  # float32 matrices of one width; rows in the cache's order
+        self.keys: Any = np.zeros(0, dtype=np.uint64)  # the key code of each row
+        self._dim = 0
         self._last_rowid = 0
+        self._on_disk = 0  # rows the matrix file holds
+        self._loaded = False
+        self._lookup: tuple[Any, Any] | None = None  # (row order by key, keys in that order)
         self._doc_rows: dict[str, Any] = {}  # segment name -> rows of its documents (-1: none)
         self._neighbours: tuple[Any, Any] | None = None
-        self._docs: dict[str, list[Doc]] = {}  # segment name -> its documents
+        self._docs: dict[str, SegmentDocs] = {}  # segment name -> its documents
+
+    @property
+    def rows(self) -> int:
+        return int(self.keys.shape[0])
 
     def refresh(self) -> None:
-        """Load the vectors added since the last call."""
+        """Load the vectors added since the last call (the first: the matrix file, then the rows
+        after it), and write the matrix file again when many rows are not in it."""
+        from vault_tools.vector_matrix import load_matrix
+
+        if not self._loaded:
+            self._loaded = True
+            matrix = load_matrix(self.store)
+            if matrix is not None and matrix.vectors.shape[0]:
+                self.blocks, self.keys = [matrix.vectors], matrix.keys
+                self._dim, self._last_rowid = int(matrix.vectors.shape[1]), matrix.last_rowid
+                self._on_disk = self.rows
+        self._append(self.store.rows_after(self._last_rowid))
+        if self.rows - self._on_disk >= max(MATRIX_MIN_TAIL, self._on_disk // 20):
+            self._write_matrix()
+
+    def _append(self, new: list[tuple[int, str, bytes]]) -> None:
         np = self._np
-        new = self.store.rows_after(self._last_rowid)
         if not new:
             return
         dim = len(new[0][2]) // 4
-        block = np.frombuffer(b"".join(v for _r, _k, v in new if len(v) == dim * 4), dtype=np.float32)
-        block = block.reshape(-1, dim)
-        if self.matrix.shape[0] and self.matrix.shape[1] != dim:
-            self.matrix = np.zeros((0, dim), dtype=np.float32)
-            self.rows.clear()
-        self.matrix = block if not self.matrix.shape[0] else np.vstack([self.matrix, block])
-        start = self.matrix.shape[0] - block.shape[0]
-        for offset, (_rowid, key, _v) in enumerate(r for r in new if len(r[2]) == dim * 4):
-            self.rows[key] = start + offset
+        rows = [r for r in new if len(r[2]) == dim * 4]
+        block = np.frombuffer(b"".join(v for _r, _k, v in rows), dtype=np.float32).reshape(-1, dim)
+        codes = np.fromiter((key_code(k) for _r, k, _v in rows), np.uint64, len(rows))
+        if self.rows and self._dim != dim:  # the model now answers in another width
+            self.blocks, self.keys, self._on_disk = [], np.zeros(0, dtype=np.uint64), 0
+            self._doc_rows = {}
+        self._dim = dim
+        if len(self.blocks) > 1:  # keep one block of rows read since the matrix file
+            block = np.vstack([self.blocks.pop(), block])
+        self.blocks.append(block)
+        self.keys = np.concatenate([self.keys, codes])
         self._last_rowid = new[-1][0]
+        self._lookup = None
         self._doc_rows = {name: rows for name, rows in self._doc_rows.items() if (rows >= 0).all()}
 
+    def _write_matrix(self) -> None:
+        from vault_tools.vector_matrix import save_matrix
+
+        if not self.rows:
+            return
+        matrix = save_matrix(self.store, self.blocks, self.keys, self._last_rowid)
+        if matrix is not None:
+            self.blocks, self.keys, self._on_disk = [matrix.vectors], matrix.keys, self.rows
+
+    def _rows_of(self, codes: Any) -> Any:
+        """The row of each key code (-1: no vector)."""
+        np = self._np
+        if self._lookup is None:
+            order = np.argsort(self.keys, kind="stable")
+            self._lookup = (order, self.keys[order])
+        order, ordered = self._lookup
+        if not ordered.shape[0]:
+            return np.full(codes.shape[0], -1, dtype=np.int64)
+        at = np.minimum(np.searchsorted(ordered, codes), ordered.shape[0] - 1)
+        found = (ordered[at] == codes) & (codes != 0)
+        return np.where(found, order[at], -1).astype(np.int64)
+
     def doc_rows(self, searcher: Any) -> Any:
-        """The matrix row of each document of ``searcher`` (-1: no vector), per global docnum."""
+        """The row of each document of ``searcher`` (-1: no vector), per global docnum."""
         np = self._np
         leaves = _leaves(searcher)
         live = [_segment_name(reader) for reader, _offset in leaves]
@@ -470,39 +674,32 @@ class VectorIndex:
         for (reader, _offset), name in zip(leaves, live, strict=True):
             rows = self._doc_rows.get(name)
             if rows is None:
-                if name not in self._docs:
-                    self._docs[name] = segment_docs(reader, name, live, self.store)
-                docs, get = self._docs[name], self.rows.get
-                rows = self._doc_rows[name] = np.fromiter((get(d.key, -1) for d in docs), np.int64, len(docs))
+                docs = self._segment(reader, name, live)
+                rows = self._doc_rows[name] = self._rows_of(np.frombuffer(docs.keys, dtype=np.uint64))
             parts.append(rows)
         self._doc_rows = {name: self._doc_rows[name] for name in live}
         return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+
+    def _segment(self, reader: Any, name: str, live: Sequence[str]) -> SegmentDocs:
+        if name not in self._docs:
+            self._docs[name] = segment_docs(reader, name, live, self.store)
+        return self._docs[name]
 
     def neighbours(self, searcher: Any, lines: LineTable | None = None) -> Any:
         """:func:`neighbour_table` of ``searcher`` as one int array per slot (kept per searcher and
         version of the line table ``lines``)."""
         deleted = deleted_docs(searcher)
-        key = (
-            tuple(_segment_name(reader) for reader, _offset in _leaves(searcher)),
-            len(deleted),
-            None if lines is None else lines.stamp,
-        )
-        if self._neighbours is None or self._neighbours[0] != key:
-            moved = None if lines is None else lines.table
-            self._neighbours = (key, neighbour_table(self._all_docs(searcher), deleted, moved=moved))
-        return self._neighbours[1]
-
-    def _all_docs(self, searcher: Any) -> list[Doc]:
-        """:func:`all_docs`, each segment's list kept while the segment lives."""
         leaves = _leaves(searcher)
         live = [_segment_name(reader) for reader, _offset in leaves]
-        docs: list[Doc] = []
-        for (reader, _offset), name in zip(leaves, live, strict=True):
-            if name not in self._docs:
-                self._docs[name] = segment_docs(reader, name, live, self.store)
-            docs.extend(self._docs[name])
-        self._docs = {name: self._docs[name] for name in live}
-        return docs
+        key = (tuple(live), len(deleted), None if lines is None else lines.stamp)
+        if self._neighbours is None or self._neighbours[0] != key:
+            moved = None if lines is None else lines.table
+            segments = [
+                self._segment(reader, name, live) for (reader, _o), name in zip(leaves, live, strict=True)
+            ]
+            self._docs = {name: self._docs[name] for name in live}
+            self._neighbours = (key, neighbour_table_of(Columns.of(segments), deleted, moved=moved))
+        return self._neighbours[1]
 
     def with_neighbours(self, searcher: Any, sims: Any, weight: float, lines: LineTable | None = None) -> Any:
         """Each document's similarity, or ``weight`` x its nearest neighbour's when that is more:
@@ -521,12 +718,12 @@ class VectorIndex:
         np = self._np
         rows = self.doc_rows(searcher)
         sims = np.full(rows.shape[0], np.nan, dtype=np.float32)
-        if not self.matrix.shape[0]:
+        if not self.rows:
             return sims
         vector = np.asarray(query, dtype=np.float32)
-        if vector.shape[0] != self.matrix.shape[1]:
+        if vector.shape[0] != self._dim:
             return sims  # another model answered: nothing comparable
-        by_row = self.matrix @ vector
+        by_row = np.concatenate([block @ vector for block in self.blocks])
         have = rows >= 0
         sims[have] = by_row[rows[have]]
         return sims
@@ -627,4 +824,7 @@ def fill_vault(config: Config, *, progress: bool = False) -> FillReport:
                 bar.close()
         finally:
             searcher.close()
+        if report.embedded:
+            with contextlib.suppress(ImportError):  # numpy: the matrix file, for the next recall
+                VectorIndex(store).refresh()
     return report
