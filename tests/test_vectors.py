@@ -444,6 +444,92 @@ def test_index_command_embeds_and_reports_failures(
     assert "6 embedded" in capsys.readouterr().err
 
 
+# -- status and doctor ----------------------------------------------------------------------------
+
+
+def status_json(vault: Path, capsys: pytest.CaptureFixture[str]) -> dict[str, object]:
+    capsys.readouterr()
+    assert cli.main(["status", "--json", "--vault", str(vault)]) == 0
+    return dict(json.loads(capsys.readouterr().out))
+
+
+def test_status_reports_the_vector_cache(config: Config, capsys: pytest.CaptureFixture[str]) -> None:
+    cache = status_json(config.vault, capsys)["embeddings"]
+    assert isinstance(cache, dict)
+    assert cache["model"] == "test-embedding" and cache["state"] == "ok"
+    assert (cache["vectors"], cache["entries"], cache["embedded"]) == (6, 7, 6)
+    assert (cache["pending"], cache["never_sent"], cache["last_error"]) == (0, 1, None)
+    assert cache["last_fill"]["by"] == "index"  # type: ignore[index]
+    assert cli.main(["status", "--vault", str(config.vault)]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("embeddings:"))
+    assert "test-embedding: 6 vectors; 6 of 7 entries embedded, 1 never sent (#private)" in line
+
+
+def test_status_counts_pending_entries_and_changes_nothing(
+    notes: Path, server: LLMServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = configure(notes, server)
+    Index(config).ensure_current()
+    cache = status_json(notes, capsys)["embeddings"]
+    assert cache == {
+        **cache,
+        "state": "empty",
+        "vectors": 0,
+        "pending": 6,
+        "never_sent": 1,
+        "last_fill": None,
+    }
+    assert not store_path(config).exists() and not server.embedding_requests  # read only
+
+
+def test_status_shows_the_error_the_watchers_worker_met(
+    notes: Path, server: LLMServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = configure(notes, server)
+    Index(config).ensure_current()
+    server.push_embeddings(Reply(status=503))
+    worker = vectors.VectorWorker(config).start()
+    try:
+        wait_for(lambda: worker.fills >= 1, "the worker's first fill")
+    finally:
+        worker.stop()
+    cache = status_json(notes, capsys)["embeddings"]
+    assert isinstance(cache, dict) and "503" in str(cache["last_error"])
+    assert cache["last_fill"]["by"] == "watcher" and cache["pending"] == 6  # type: ignore[index]
+    assert cli.main(["status", "--vault", str(notes)]) == 0
+    assert "last embedding error (watcher" in capsys.readouterr().out
+
+
+def test_status_without_embeddings_says_nothing_of_them(
+    notes: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert "embeddings" not in status_json(notes, capsys)
+    assert cli.main(["status", "--vault", str(notes)]) == 0
+    assert "\nembeddings:" not in capsys.readouterr().out
+
+
+def test_doctor_reports_a_broken_cache_and_fix_drops_it(
+    config: Config, capsys: pytest.CaptureFixture[str]
+) -> None:
+    vault = str(config.vault)
+    capsys.readouterr()
+    assert cli.main(["doctor", "--json", "--vault", vault]) == 0
+    assert json.loads(capsys.readouterr().out)["embeddings"]["ok"] is True
+    path = store_path(config)
+    for leftover in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
+        leftover.unlink(missing_ok=True)
+    path.write_bytes(b"this is not a database" * 100)
+    assert status_json(config.vault, capsys)["embeddings"]["state"] == "broken"  # type: ignore[index]
+    assert cli.main(["doctor", "--vault", vault]) == 1
+    out = capsys.readouterr().out
+    assert "unreadable vector cache" in out and "--fix" in out
+    assert path.exists()  # doctor without --fix changes nothing
+    assert cli.main(["doctor", "--fix", "--json", "--vault", vault]) == 0
+    report = json.loads(capsys.readouterr().out)["embeddings"]
+    assert report["ok"] and "dropped" in report["fixed"] and not path.exists()
+    assert fill_vault(config).embedded == 6
+
+
 # -- the watcher ----------------------------------------------------------------------------------
 
 

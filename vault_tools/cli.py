@@ -148,6 +148,8 @@ def cmd_status(args: argparse.Namespace, out: Output) -> int:
             f"heartbeat:    {report.heartbeat.get('summary', 'never run') if report.heartbeat else 'never run'}",
             f"git:          {report.git.get('summary', 'unknown')}",
         ]
+        if report.embeddings:
+            lines.append(f"embeddings:   {report.embeddings.get('summary', '')}")
         lines += [f"warning: {w}" for w in report.warnings]
         return "\n".join(lines)
 
@@ -284,9 +286,19 @@ def cmd_index(args: argparse.Namespace, out: Output) -> int:
 def cmd_doctor(args: argparse.Namespace, out: Output) -> int:
     from vault_tools.index import Index
 
-    report = Index(config_for(args, out)).doctor(fix=args.fix)
-    out.result(report, report.summary)
-    return 0 if report.ok else 1
+    config = config_for(args, out)
+    report = Index(config).doctor(fix=args.fix)
+    if not config.embeddings.configured:
+        out.result(report, report.summary)
+        return 0 if report.ok else 1
+    from vault_tools.vector_status import vector_doctor
+
+    vectors = vector_doctor(config, fix=args.fix, index_readable=report.problem is None)
+    out.result(
+        {**report.to_dict(), "embeddings": vectors.to_dict()},
+        lambda: f"{report.summary()}\n{vectors.summary()}",
+    )
+    return 0 if report.ok and vectors.ok else 1
 
 
 def cmd_watch(args: argparse.Namespace, out: Output) -> int:

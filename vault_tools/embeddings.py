@@ -31,6 +31,7 @@ __all__ = [
     "Embedder",
     "EmbeddingError",
     "is_loopback",
+    "may_send",
     "normalised",
     "sendable_text",
 ]
@@ -57,11 +58,16 @@ def is_loopback(base_url: str | None) -> bool:
         return False
 
 
+def may_send(visibility: str, settings: EmbeddingsConfig) -> bool:
+    """Whether an entry of ``visibility`` may be sent at all (private or unknown: default deny)."""
+    private_allowed = visibility == "private" and settings.send_private and is_loopback(settings.base_url)
+    return visibility in ("personal", "shared") or private_allowed
+
+
 def sendable_text(text: str, visibility: str, settings: EmbeddingsConfig) -> str | None:
     """What is sent of an entry with ``text`` and ``visibility``; None when it stays keyword-only."""
-    private_allowed = visibility == "private" and settings.send_private and is_loopback(settings.base_url)
-    if visibility not in ("personal", "shared") and not private_allowed:
-        return None  # private, or anything unknown: default deny
+    if not may_send(visibility, settings):
+        return None
     sent = privacy.redact(" ".join(text.split()))[:MAX_CHARS]
     return sent or None
 

@@ -255,9 +255,13 @@ class StatusReport:
     watcher: dict[str, Any]
     heartbeat: dict[str, Any]
     git: dict[str, Any]
+    embeddings: dict[str, Any] = field(default_factory=dict)  # the vector cache, when configured
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        data = asdict(self)
+        if not self.embeddings:
+            del data["embeddings"]
+        return data
 
 
 def vault_status(config: Config) -> StatusReport:
@@ -266,6 +270,7 @@ def vault_status(config: Config) -> StatusReport:
     daily = [n for n in loaded if n.kind == "daily"]
     memory_items = sum(len(n.entries) for n in loaded if n.kind == "memory")
     summaries = sorted(n.path.stem for n in loaded if n.kind == "summary")
+    index = index_status(config)
     return StatusReport(
         vault=str(config.vault),
         daily_notes=len(daily),
@@ -277,10 +282,11 @@ def vault_status(config: Config) -> StatusReport:
             "latest_week": max((name for name in summaries if "-W" in name), default=None),
             "latest_month": max((name for name in summaries if "-W" not in name), default=None),
         },
-        index=index_status(config),
+        index=index,
         watcher=watcher_status(config),
         heartbeat=heartbeat_status(config),
         git=git_status(config.vault),
+        embeddings=embeddings_status(config, index_readable=index.get("state") in ("ok", "stale")),
     )
 
 
@@ -288,6 +294,15 @@ def index_status(config: Config) -> dict[str, Any]:
     from vault_tools import index
 
     return index.status(config).to_dict()
+
+
+def embeddings_status(config: Config, *, index_readable: bool) -> dict[str, Any]:
+    """The vector cache (``[embeddings]`` configured; else empty): vectors, pending, errors."""
+    if not config.embeddings.configured:
+        return {}
+    from vault_tools.vector_status import vector_status
+
+    return vector_status(config, index_readable=index_readable).to_dict()
 
 
 def watcher_status(config: Config) -> dict[str, Any]:

@@ -127,13 +127,22 @@ class VectorStore:
     """The vectors of one model, keyed by content hash, in one SQLite file (see the module doc).
 
     One connection per store; give each thread its own store. A file SQLite cannot read is
-    deleted and started again (it is a cache).
+    deleted and started again (it is a cache). ``read_only`` (status, doctor): the file as it is,
+    changed in nothing (``sqlite3.DatabaseError`` when it is unreadable, missing included).
     """
 
-    def __init__(self, config: Config) -> None:
+    def __init__(self, config: Config, *, read_only: bool = False) -> None:
         self.path = store_path(config)
+        self.read_only = read_only
         self.warnings: list[str] = []
-        self._db = self._open(config)
+        self._db = self._open_read_only() if read_only else self._open(config)
+
+    def _open_read_only(self) -> sqlite3.Connection:
+        if not self.path.is_file():
+            raise sqlite3.DatabaseError(f"{self.path} does not exist")
+        db = sqlite3.connect(f"{self.path.as_uri()}?mode=ro", uri=True, check_same_thread=False)
+        db.execute("SELECT count(*) FROM vectors").fetchone()
+        return db
 
     def _open(self, config: Config) -> sqlite3.Connection:
         config.make_state_dir(STORE_DIR)
@@ -163,6 +172,10 @@ class VectorStore:
         db.execute(
             "CREATE TABLE IF NOT EXISTS matrix (id INTEGER PRIMARY KEY CHECK (id = 1), token TEXT, "
             "rows INTEGER, dim INTEGER, last_rowid INTEGER, keys BLOB, fingerprint TEXT)"
+        )
+        db.execute(
+            "CREATE TABLE IF NOT EXISTS last_fill (id INTEGER PRIMARY KEY CHECK (id = 1), at REAL, "
+            "by TEXT, embedded INTEGER, kept_local INTEGER, pending INTEGER, error TEXT)"
         )
         db.execute("SELECT count(*) FROM vectors").fetchone()
         return db
@@ -201,7 +214,10 @@ class VectorStore:
 
     def segment_docs(self, segment: str) -> SegmentDocs | None:
         query = f"SELECT {', '.join(SegmentDocs._fields)} FROM segment_columns WHERE segment = ?"
-        row = self._db.execute(query, (segment,)).fetchone()
+        try:
+            row = self._db.execute(query, (segment,)).fetchone()
+        except sqlite3.OperationalError:  # a read-only look at a file of an earlier layout
+            return None
         if row is None:
             return None
         docs = SegmentDocs(*(bytes(value or b"") for value in row))
@@ -209,6 +225,8 @@ class VectorStore:
 
     def save_segment_docs(self, segment: str, docs: SegmentDocs, live: Iterable[str]) -> None:
         """Keep ``docs`` for ``segment`` and forget segments that are not ``live`` any more."""
+        if self.read_only:
+            return
         keep = set(live) | {segment}
         with self._db:
             self._db.execute("BEGIN")
@@ -221,13 +239,35 @@ class VectorStore:
 
     def matrix_row(self) -> MatrixRow | None:
         query = f"SELECT {', '.join(MatrixRow._fields)} FROM matrix WHERE id = 1"
-        row = self._db.execute(query).fetchone()
+        try:
+            row = self._db.execute(query).fetchone()
+        except sqlite3.OperationalError:  # a read-only look at a file of an earlier layout
+            return None
         if row is None:
             return None
         try:
             return MatrixRow(str(row[0]), int(row[1]), int(row[2]), int(row[3]), bytes(row[4]), str(row[5]))
         except (TypeError, ValueError):
             return None
+
+    def record_fill(self, report: FillReport, by: str) -> None:
+        """Remember the last fill (``status`` shows it, the watcher's error included)."""
+        with self._db:
+            self._db.execute("BEGIN")
+            self._db.execute(
+                "INSERT OR REPLACE INTO last_fill VALUES (1, ?, ?, ?, ?, ?, ?)",
+                (time.time(), by, report.embedded, report.kept_local, report.pending, report.error),
+            )
+
+    def last_fill(self) -> dict[str, Any] | None:
+        """The last fill recorded: ``at`` (epoch seconds), ``by``, ``embedded``, ``kept_local``,
+        ``pending`` and ``error``."""
+        names = ("at", "by", "embedded", "kept_local", "pending", "error")
+        try:
+            row = self._db.execute(f"SELECT {', '.join(names)} FROM last_fill WHERE id = 1").fetchone()
+        except sqlite3.OperationalError:  # a read-only look at a file of an earlier layout
+            return None
+        return None if row is None else dict(zip(names, row, strict=True))
 
     def record_matrix(
         self,
@@ -307,20 +347,25 @@ class SegmentDocs(NamedTuple):
 
 def doc_keys(searcher: Any, store: VectorStore) -> list[str]:
     """The content-hash key of every document of ``searcher``, by global document number."""
+    return [key for docs in searcher_docs(searcher, store) for key in docs.key_texts()]
+
+
+def searcher_docs(searcher: Any, store: VectorStore | None) -> list[SegmentDocs]:
+    """:func:`segment_docs` of each segment of ``searcher``, in document order."""
     leaves = _leaves(searcher)
     live = [_segment_name(reader) for reader, _offset in leaves]
-    keys: list[str] = []
-    for (reader, _offset), name in zip(leaves, live, strict=True):
-        keys.extend(segment_docs(reader, name, live, store).key_texts())
-    return keys
+    return [
+        segment_docs(reader, name, live, store) for (reader, _offset), name in zip(leaves, live, strict=True)
+    ]
 
 
-def segment_docs(reader: Any, name: str, live: Sequence[str], store: VectorStore) -> SegmentDocs:
+def segment_docs(reader: Any, name: str, live: Sequence[str], store: VectorStore | None) -> SegmentDocs:
     """One segment's documents: kept in ``store``, read from the stored fields once."""
-    found = store.segment_docs(name)
+    found = store.segment_docs(name) if store is not None else None
     if found is None or len(found) != reader.doc_count_all():
         found = SegmentDocs.of([_doc(reader.stored_fields(d)) for d in range(reader.doc_count_all())])
-        store.save_segment_docs(name, found, live)
+        if store is not None:
+            store.save_segment_docs(name, found, live)
     return found
 
 
@@ -560,6 +605,9 @@ class VectorWorker:
                 )
                 failing = report.error
                 self.last = report
+                if store is not None:
+                    with contextlib.suppress(sqlite3.Error):
+                        store.record_fill(report, "watcher")
                 self.fills += 1
         if store is not None:
             store.close()
@@ -824,6 +872,7 @@ def fill_vault(config: Config, *, progress: bool = False) -> FillReport:
                 bar.close()
         finally:
             searcher.close()
+        store.record_fill(report, "index")
         if report.embedded:
             with contextlib.suppress(ImportError):  # numpy: the matrix file, for the next recall
                 VectorIndex(store).refresh()
