@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import pickle
 from pathlib import Path
 from typing import Any
@@ -216,8 +217,75 @@ def test_unknown_unigram_mode_is_rejected() -> None:
 
 
 def test_analyzer_version_is_a_stable_int() -> None:
-    assert ANALYZER_VERSION == 1
+    assert ANALYZER_VERSION == 2
     assert text_analyzer().version == ANALYZER_VERSION
+
+
+# --- irregular English forms ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "own", "lemmas"),
+    [
+        ("bought", "bought", ["buy"]),
+        ("went", "went", ["go"]),
+        ("ran", "ran", ["run"]),
+        ("Children", "children", ["child"]),
+        ("mice", "mice", ["mous"]),
+        ("felt", "felt", ["feel"]),
+        ("took", "took", ["take"]),
+        ("lives", "live", ["life"]),  # the verb is Porter2's; the noun's lemma is added
+        ("saw", "saw", ["see"]),  # also the tool: "see" finds it (a form that is a word too)
+        ("ＷＥＮＴ", "went", ["go"]),  # full-width, as read after NFKC
+        ("buy", "buy", []),
+        ("decided", "decid", []),  # regular: Porter2 already meets "decide"
+        ("was", "was", []),  # "be" is a query stop word: nothing would search it
+        ("said", "said", []),
+    ],
+)
+def test_irregular_forms_index_their_lemma_and_query_as_written(
+    text: str, own: str, lemmas: list[str]
+) -> None:
+    assert index_terms(text) == [own, *lemmas]
+    assert tokenize(text) == [own]
+
+
+def test_a_lemma_shares_the_position_of_its_form() -> None:
+    tokens = [
+        (t.text, t.pos, t.startchar)
+        for t in text_analyzer()("I bought bread", positions=True, chars=True, mode="index")
+    ]
+    assert tokens == [("i", 0, 0), ("bought", 1, 2), ("buy", 1, 2), ("bread", 2, 9)]
+
+
+def test_chinese_is_untouched_by_english_lemmas() -> None:
+    assert index_terms("我买了花生和坚果") == ["我买", "买了", "了花", "花生", "生和", "和坚", "坚果", "果"]
+    assert index_terms("went 去了北京") == ["went", "go", "去了", "了北", "北京", "京"]
+    assert tokenize("我买了花生") == ["我买", "买了", "了花", "花生"]
+
+
+def test_a_question_in_the_base_form_finds_the_irregular_past() -> None:
+    ix = make_index(
+        {
+            "past": "Yesterday I bought new running shoes",
+            "plan": "Need to buy milk",
+            "other": "Shoes are on sale",
+        }
+    )
+    assert sorted(search_or(ix, "What did I buy?")) == ["past", "plan"]
+    assert search_or(ix, "bought")[:1] == ["past"]
+    assert "plan" not in search_or(ix, "bought")  # the form asked for stays itself
+
+
+def test_the_irregular_table_is_what_lemminflect_makes() -> None:
+    pytest.importorskip("lemminflect")
+    root = Path(__file__).resolve().parent.parent
+    spec = importlib.util.spec_from_file_location("irregular_forms", root / "bench" / "irregular_forms.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    shipped = (root / "vault_tools" / "english_irregular.tsv").read_text(encoding="utf-8")
+    assert shipped == module.render(), "run bench/irregular_forms.py"
 
 
 # --- query_terms ----------------------------------------------------------------------------

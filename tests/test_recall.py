@@ -251,6 +251,22 @@ def test_stemming_meets_decided_and_decide(session: Recaller) -> None:
     assert places(result)[0] == "memory/2026-02-23.md:4"
 
 
+def test_a_question_in_the_base_form_finds_what_was_written_in_the_past(tmp_path: Path) -> None:
+    # English questions ask "did I buy", notes say "bought": irregular forms index their lemma.
+    (tmp_path / "memory").mkdir()
+    (tmp_path / "memory" / "2026-02-10.md").write_text(
+        "- 09:00 Bought a used road bike from Jonas for 300 euros.\n"
+        "- 10:00 Felt great after the first long ride.\n"
+        "- 11:00 The bike shop sells inner tubes and a pump.\n"
+        "- 12:00 我买了一辆二手自行车。\n",
+        encoding="utf-8",
+    )
+    config = load_config(tmp_path, env={})
+    assert recall(config, "What bike did I buy?", as_of=AS_OF).results[0].line == 1
+    assert recall(config, "How did I feel after the ride?", as_of=AS_OF).results[0].line == 2
+    assert recall(config, "我买了什么自行车", as_of=AS_OF).results[0].line == 4
+
+
 # ---------------------------------------------------------------------------------------------
 # Tags
 

@@ -4,7 +4,9 @@ Design. One regular expression walks the text once and finds two kinds of runs: 
 (letters and digits of any script that writes with spaces, with ``3.14``/``2.7.5`` kept whole)
 and *CJK runs* (Han, kana, hangul, bopomofo). A word run is lower-cased (NFKC first if it is not
 ASCII, so full-width ``ＡＢＣ１２`` reads as ``abc12``) and stemmed (Porter2), so "decided" and
-"decide" meet at ``decid``. A CJK run has no spaces to split on and we ship no dictionary (jieba
+"decide" meet at ``decid``. Porter2 leaves irregular forms apart ("bought"/"buy", "went"/"go",
+"children"/"child"), so the index adds the lemma's stem beside such a form, at its position
+(see *Irregular forms* below). A CJK run has no spaces to split on and we ship no dictionary (jieba
 costs 0.5-1.1 s per process), so it becomes overlapping character bigrams: 花生和坚果过敏 gives
 花生 生和 和坚 坚果 果过 过敏, which any two-character word of the run matches, mid-sentence or
 not. A script change is a boundary: ``gen-itgc后`` gives ``gen itgc 后`` and ``用Python写``
@@ -23,6 +25,18 @@ Queries. A query whose words are split in a note (花生过敏 against 花生和
 过敏 but not 生过: search the terms with OR and ranking, not AND. :func:`query_terms` drops the
 stop and question words of both languages, which otherwise become noise terms (什么, 那个, what).
 
+Irregular forms. People ask in one form and wrote in another: "What did she buy?" against "I
+bought…", "How did he feel?" against "I felt…". ``english_irregular.tsv`` (generated from
+lemminflect by ``bench/irregular_forms.py``; 1.4k forms) lists the forms Porter2 does not stem
+like their verb or noun lemma. At index time such a form yields its own stem *and* its lemmas'
+stems at the same position, so a question in the base form, which is how English questions ask
+("did she buy", "did they go"), finds every tense. A query keeps the form it was given: "bought"
+searches ``bought`` only, and "saw" (the tool) does not become "see"; merging both ways made
+rarer forms ("won", "written") as common as their lemma and lost more than it found on LoCoMo
+(README, "Search for English and Chinese"). Lemmas that are query stop words ("was" -> be,
+"said" -> say) are not added: nothing searches them. A form that is also a word of its own
+("saw", "left", "felt") gets the lemma too; the cost is that "see" also finds a saw.
+
 Positions: each word is one position; a CJK run of n characters takes n-1 positions (one per
 bigram; the trailing unigram shares the last one), identically at index and query time, so phrase
 queries work across scripts. Character offsets point into the original text.
@@ -38,6 +52,7 @@ import re
 import unicodedata
 from collections.abc import Iterator
 from functools import lru_cache
+from importlib import resources
 from typing import Any
 
 from vault_tools.storage import import_whoosh
@@ -69,7 +84,7 @@ __all__ = [
 ]
 
 #: Bump when the terms the analyzer produces change; the index stores it and rebuilds on mismatch.
-ANALYZER_VERSION = 1
+ANALYZER_VERSION = 2
 
 # Han (incl. extension A, compatibility ideographs, the supplementary planes), 々 〇 and
 # the Hangzhou numerals, kana (without the ・ middle dot, a separator), half-width katakana,
@@ -154,21 +169,53 @@ def _normalize_word(word: str) -> str:
     Porter2 (Snowball English), not ``whoosh.lang.porter``: the latter leaves doubled
     consonants ("stopped" -> "stopp", "running" -> "runn"), so "stop" would miss "stopped".
     """
-    if not word.isascii():
-        word = unicodedata.normalize("NFKC", word)
-    word = word.lower()
+    word = _folded(word)
     if word.isdigit() or not word.isascii():
         return word
     return str(_porter2_stem(word))
 
 
+def _folded(word: str) -> str:
+    """NFKC (only when not ASCII: full-width ``ＡＢＣ`` reads as ``abc``) and lower case."""
+    if not word.isascii():
+        word = unicodedata.normalize("NFKC", word)
+    return word.lower()
+
+
+@lru_cache(maxsize=1)
+def _irregular_lemmas() -> dict[str, tuple[str, ...]]:
+    """Irregular English form -> its lemmas (``english_irregular.tsv``), stop-word lemmas left out."""
+    table: dict[str, tuple[str, ...]] = {}
+    text = resources.files("vault_tools").joinpath("english_irregular.tsv").read_text(encoding="utf-8")
+    for line in text.splitlines():
+        if not line or line.startswith("#"):
+            continue
+        form, _, lemmas = line.partition("\t")
+        kept = tuple(lemma for lemma in lemmas.split() if lemma not in ENGLISH_QUERY_STOP_WORDS)
+        if kept:
+            table[form] = kept
+    return table
+
+
+@lru_cache(maxsize=65536)
+def _index_forms(word: str) -> tuple[str, ...]:
+    """The terms a word run is indexed as: its own (:func:`_normalize_word`), then its lemmas' stems."""
+    own = _normalize_word(word)
+    lemmas = _irregular_lemmas().get(_folded(word), ())
+    if not lemmas:
+        return (own,)
+    stems = [str(_porter2_stem(lemma)) for lemma in lemmas]
+    return (own, *(s for s in dict.fromkeys(stems) if s != own))
+
+
 def _terms(
-    text: str, *, unigrams: int, drop: frozenset[str] = frozenset()
+    text: str, *, unigrams: int, drop: frozenset[str] = frozenset(), lemmas: bool = False
 ) -> Iterator[tuple[str, int, int, int]]:
     """Yield ``(term, position, startchar, endchar)`` for every term of ``text``.
 
     ``unigrams`` adds single CJK characters of runs longer than one: ``_FINAL`` the last
-    character of each run, ``_ALL`` every character, ``_NONE`` none. A word whose lower-cased
+    character of each run, ``_ALL`` every character, ``_NONE`` none. ``lemmas`` adds the stems
+    of an irregular form's lemmas at its position (the index side). A word whose lower-cased
     form is in ``drop`` is skipped without taking a position.
     """
     pos = 0
@@ -178,7 +225,11 @@ def _terms(
         if word is not None:
             if drop and word.lower() in drop:
                 continue
-            yield norm(word), pos, m.start(), m.end()
+            if lemmas:
+                for form in _index_forms(word):
+                    yield form, pos, m.start(), m.end()
+            else:
+                yield norm(word), pos, m.start(), m.end()
             pos += 1
             continue
         run = m.group(2)
@@ -249,7 +300,7 @@ class BilingualAnalyzer(Analyzer):  # type: ignore[misc]
             yield t
             return
         unigrams = _UNIGRAM_MODES[self.cjk_unigrams] if mode == "index" else _NONE
-        for text, pos, startchar, endchar in _terms(value, unigrams=unigrams):
+        for text, pos, startchar, endchar in _terms(value, unigrams=unigrams, lemmas=mode == "index"):
             t.text = text
             if keeporiginal:
                 t.original = value[startchar:endchar]
@@ -262,9 +313,10 @@ class BilingualAnalyzer(Analyzer):  # type: ignore[misc]
 
 
 def index_term_counts(text: str) -> dict[str, int]:
-    """Term -> frequency of ``text`` as the index analyzes it (``mode="index"``, final unigrams)."""
+    """Term -> frequency of ``text`` as the index analyzes it (``mode="index"``: final unigrams,
+    irregular forms' lemmas)."""
     counts: dict[str, int] = {}
-    for term, _pos, _start, _end in _terms(text, unigrams=_FINAL):
+    for term, _pos, _start, _end in _terms(text, unigrams=_FINAL, lemmas=True):
         counts[term] = counts.get(term, 0) + 1
     return counts
 
@@ -291,7 +343,8 @@ def text_analyzer() -> Analyzer:
     """The analyzer of the ``text`` field, used at index and at query time.
 
     Whoosh passes ``mode="index"`` when indexing and ``mode="query"`` when parsing; only the
-    former adds single CJK characters (see :func:`term_query`).
+    former adds single CJK characters (see :func:`term_query`) and the lemmas of irregular
+    English forms.
     """
     return BilingualAnalyzer()
 
