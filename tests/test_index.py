@@ -7,6 +7,7 @@ import errno
 import json
 import logging
 import os
+import random
 import shutil
 import subprocess
 import sys
@@ -335,7 +336,7 @@ def segment_count(idx: Index) -> int:
         return len(list(r.leaf_readers()))
 
 
-def test_updates_do_not_merge_and_maintain_merges_by_size_class(
+def test_updates_merge_small_classes_in_line_and_maintain_merges_by_size_class(
     vault: Path, idx: Index, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     idx.ensure_current()
@@ -346,12 +347,22 @@ def test_updates_do_not_merge_and_maintain_merges_by_size_class(
         lines += f"## part {i}\n- 08:0{i} edit number {i} of the marmot note\n"
         write(path, lines)
         idx.update([path])
-    assert segment_count(idx) == 10  # the build's segment + one per update (each adds one entry)
+    # without merges: the build's and nine; the 5th update merged the four one-document segments
+    # before it into its own, the next four each added one
+    assert segment_count(idx) == 6
+    assert len(search(idx, "marmot")) == 9
+
+    monkeypatch.setattr(index_writer, "COMMIT_MERGE_DOCS", 0)  # commits merge nothing: maintain does
+    for i in range(9, 18):
+        lines += f"## part {i}\n- 09:{i} edit number {i} of the otter note\n"
+        write(path, lines)
+        idx.update([path])
+    assert segment_count(idx) == 15
     assert idx.maintain()  # four one-document segments of the same size class become one
-    assert segment_count(idx) < 10
+    assert segment_count(idx) < 15
     while idx.maintain():
         pass
-    assert len(search(idx, "marmot")) == 9
+    assert len(search(idx, "otter")) == 9
     assert idx.doctor().ok
     monkeypatch.setattr(index_writer, "MAX_SEGMENTS", segment_count(idx) + 1)
     for i in range(6):
@@ -359,6 +370,41 @@ def test_updates_do_not_merge_and_maintain_merges_by_size_class(
         idx.update([path])
         assert segment_count(idx) <= index_writer.MAX_SEGMENTS  # a commit past the limit merges in line
     assert [e.text for e in search(idx, "marmot")] == ["more edits 5 of the marmot note"]
+
+
+class FakeSegment:
+    def __init__(self, docs: int) -> None:
+        self.docs = docs
+
+    def doc_count_all(self) -> int:
+        return self.docs
+
+
+def test_a_stream_of_saves_copies_a_flat_number_of_documents_per_commit() -> None:
+    """The merges a commit does in line (index_writer.commit_merge_group), replayed over 6,000
+    one-document commits on an index shaped like the soak's: two build segments and 17 medium ones
+    (a heartbeat's batch of summaries each). Merging the smallest segments whatever their size class
+    at the segment cap re-copied the same medium segments, a little bigger each time: 58k documents
+    in the first 1,000 commits, 162k in the last."""
+    rng = random.Random(1)
+    segments = [
+        FakeSegment(5707),
+        FakeSegment(6293),
+        *(FakeSegment(rng.randint(330, 460)) for _ in range(17)),
+    ]
+    copied_per_thousand: list[int] = []
+    copied = 0
+    for commit in range(1, 6001):
+        group = index_writer.commit_merge_group(list(segments)) or []
+        merged = sum(seg.docs for seg in group)
+        copied += merged
+        segments = [seg for seg in segments if seg not in group] + [FakeSegment(1 + merged)]
+        assert len(segments) <= index_writer.MAX_SEGMENTS + 1
+        if commit % 1000 == 0:
+            copied_per_thousand.append(copied)
+            copied = 0
+    assert max(copied_per_thousand) <= 12_000, copied_per_thousand  # ~7 documents per commit
+    assert copied_per_thousand[-1] <= 1.3 * copied_per_thousand[1], copied_per_thousand
 
 
 def test_an_update_writes_only_the_entries_that_changed(vault: Path, idx: Index) -> None:

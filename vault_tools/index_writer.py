@@ -2,8 +2,9 @@
 
 An update hashes each file it is given and re-indexes only a changed one; :class:`_Batch` writes
 only the entries that differ from the live documents, all the changes of one update in one
-commit, then saves the manifest that describes it. Commits add segments without merging;
-:func:`tiered_merge` merges them by size class when nobody waits (:meth:`Index.maintain`).
+commit, then saves the manifest that describes it. Segments merge by size class
+(:func:`tiered_merge`): a commit merges the small classes in line (a few milliseconds), and
+:meth:`Index.maintain` the bigger ones when nobody waits.
 
 :class:`IndexWriting` is the part of :class:`vault_tools.index.Index` that does this (the index's
 state is set by ``Index.__init__``).
@@ -50,10 +51,15 @@ from vault_tools.index_manifest import (
     unchanged,
 )
 
-#: Updates commit without merging until the index has this many segments (see _Batch.commit).
-MAX_SEGMENTS = 24
 #: Segments merge by size class, this many of a class at a time (see tiered_merge).
 MERGE_FACTOR = 4
+#: A commit merges a full size class of at most this many documents in line: each save leaves a
+#: small segment, and these must not pile up when the watcher is never idle long enough to merge.
+COMMIT_MERGE_DOCS = 256
+#: Past this many segments a commit also merges bigger segments (see _Batch.commit) ...
+MAX_SEGMENTS = 24
+#: ... two to MERGE_FACTOR of the smallest size class that has two, up to this many documents.
+FORCED_MERGE_DOCS = 8192
 #: An update that remembers a file (KnownFile) deletes its changed entries' documents by id, one
 #: lookup per segment each; past this many it reads the file's documents instead.
 KNOWN_DELETES_MAX = 64
@@ -315,25 +321,34 @@ def _tier(docs: int) -> int:
     return int(math.log(max(docs, 1), MERGE_FACTOR))
 
 
-def tiered_merge(max_docs: int, *, force: bool = False) -> Callable[[Any, list[Any]], list[Any]]:
+def tiered_merge(max_docs: int) -> Callable[[Any, list[Any]], list[Any]]:
     """A Whoosh merge policy: merge the smallest size class that has MERGE_FACTOR segments.
 
     Updates add one small segment per commit. Merging segments of about the same size, a
     class at a time, re-copies each document a few times over its life instead of at every
     merge (Whoosh's MERGE_SMALL re-merges the growing medium segment again and again: 6 s
     at 100k entries). Classes totalling more than ``max_docs`` documents are left alone.
-    ``force``: when no class is full, merge the smallest segments anyway (the segment cap).
     """
+    return merge_policy(lambda segments: merge_group(segments, max_docs))
+
+
+def commit_merge_group(segments: list[Any]) -> list[Any] | None:
+    """What a commit merges in line: a full class of small segments, and past
+    :data:`MAX_SEGMENTS` the smallest class that has two (:func:`forced_group`)."""
+    group = merge_group(segments, COMMIT_MERGE_DOCS)
+    if group is None and len(segments) >= MAX_SEGMENTS:
+        group = forced_group(segments, FORCED_MERGE_DOCS)
+    return group
+
+
+def merge_policy(choose: Callable[[list[Any]], list[Any] | None]) -> Callable[[Any, list[Any]], list[Any]]:
+    """A Whoosh merge policy that drops dead segments and merges the group ``choose`` picks."""
 
     def policy(writer: Any, segments: list[Any]) -> list[Any]:
         from whoosh.reading import SegmentReader
 
         segments = _live_segments(writer, segments)
-        group = merge_group(segments, max_docs)
-        if group is None and force and len(segments) > 1:
-            group = sorted(segments, key=lambda seg: seg.doc_count_all())[
-                : min(MERGE_FACTOR, len(segments) - 1)
-            ]
+        group = choose(segments)
         if group is None:
             return segments
         for seg in group:
@@ -346,21 +361,40 @@ def tiered_merge(max_docs: int, *, force: bool = False) -> Callable[[Any, list[A
 
 
 def _live_segments(writer: Any, segments: list[Any]) -> list[Any]:
-    """A Whoosh merge policy that merges nothing and drops the segments whose every document is
-    deleted (an edited entry deletes its old document; a segment is not dropped by Whoosh
-    itself until it is merged)."""
+    """``segments`` without those whose every document is deleted (an edited entry deletes its
+    old document; Whoosh itself drops a segment only when it is merged)."""
     del writer
     return [seg for seg in segments if seg.doc_count() > 0]
 
 
+def _size_classes(segments: list[Any]) -> dict[int, list[Any]]:
+    classes: dict[int, list[Any]] = {}
+    for seg in sorted(segments, key=lambda seg: seg.doc_count_all()):
+        classes.setdefault(_tier(seg.doc_count_all()), []).append(seg)
+    return classes
+
+
 def merge_group(segments: list[Any], max_docs: int) -> list[Any] | None:
     """The segments :func:`tiered_merge` would merge now, or None."""
-    classes: dict[int, list[Any]] = {}
-    for seg in segments:
-        classes.setdefault(_tier(seg.doc_count_all()), []).append(seg)
+    classes = _size_classes(segments)
     for tier in sorted(classes):
         group = classes[tier]
         if len(group) >= MERGE_FACTOR and sum(seg.doc_count_all() for seg in group) <= max_docs:
+            return group
+    return None
+
+
+def forced_group(segments: list[Any], max_docs: int) -> list[Any] | None:
+    """Two to MERGE_FACTOR of the smallest segments of the smallest class that has two, or None.
+
+    Never the smallest segments whatever their class: once the small classes are merged, those
+    are the same few medium segments every time, growing with every merge (under a stream of
+    saves the watcher then copied ~1,000 documents every few commits, a little more each time).
+    """
+    classes = _size_classes(segments)
+    for tier in sorted(classes):
+        group = classes[tier][:MERGE_FACTOR]
+        if len(group) >= 2 and sum(seg.doc_count_all() for seg in group) <= max_docs:
             return group
     return None
 
@@ -562,17 +596,15 @@ class _Batch:
     def commit(self, index_dir: Path) -> bool:
         """Commit the index, then (only then) write the line table and the manifest that describe it.
 
-        Updates add a segment without merging (Whoosh's default merge costs ~0.8 s at 100k
-        entries every dozen commits: too much for save-to-searchable); :meth:`Index.maintain`
-        merges when nobody waits. Past :data:`MAX_SEGMENTS` a commit merges anyway, so
-        searches never slow down for want of a watcher.
+        A commit merges only a full class of small segments (:data:`COMMIT_MERGE_DOCS`; Whoosh's
+        default merge costs ~0.8 s at 100k entries every dozen commits: too much for
+        save-to-searchable); :meth:`Index.maintain` merges bigger classes when nobody waits.
+        Past :data:`MAX_SEGMENTS` a commit merges a bigger class too, so searches never slow
+        down when the watcher is never idle or there is no watcher.
         """
         committed = self.writer is not None
         if self.writer is not None:
-            if len(self.writer.segments) >= MAX_SEGMENTS:
-                self.writer.commit(mergetype=tiered_merge(max_docs=1024, force=True))
-            else:
-                self.writer.commit(mergetype=_live_segments)
+            self.writer.commit(mergetype=merge_policy(commit_merge_group))
             self.writer = None
         if self.lines_dirty and self._lines is not None:
             save_lines(index_dir, self._lines)
