@@ -21,7 +21,7 @@ import tempfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from vault_tools.errors import ConflictError, VaultError
 
@@ -410,33 +410,64 @@ def make_entry(
     base_tags: list[str],
     base_visibility: Visibility,
 ) -> Entry:
-    raw = "\n".join(raw_lines).rstrip()
-    searchable = INLINE_CODE.sub(" ", raw)
-    first = BULLET.sub("", raw_lines[0].lstrip(), count=1)
-    first = TASK_BOX.sub("", first, count=1)
-    date, time, first = leading_date_time(first, note.date)
-    body = "\n".join([first, *[line.strip() for line in raw_lines[1:]]])
-    fields = {m.group(1).strip().lower(): m.group(2).strip() for m in FIELD.finditer(searchable)}
-    block = BLOCK_ID.search(searchable)
-    inline_tags = [m.group(1).rstrip("/") for m in TAG.finditer(searchable) if not m.group(1).isdigit()]
-    tags = tuple(dict.fromkeys([*base_tags, *inline_tags]))
-    text = BLOCK_ID.sub("", FIELD.sub("", body)).strip()
+    facts = _entry_facts(tuple(raw_lines), note.date)
+    tags = tuple(dict.fromkeys([*base_tags, *facts.inline_tags]))
+    fields = dict(facts.fields)
     return Entry(
         path=note.path,
         rel_path=note.rel_path,
         start_line=start_line,
         end_line=end_line,
-        raw=raw,
-        text=re.sub(r"[ \t]+\n", "\n", text),
+        raw=facts.raw,
+        text=facts.text,
         kind=note.kind,
-        date=date,
-        time=time,
+        date=facts.date,
+        time=facts.time,
         section=section,
         tags=tags,
         fields=fields,
-        block_id=block.group(1) if block else None,
-        links=tuple(dict.fromkeys(m.group(1).strip() for m in WIKILINK.finditer(searchable))),
+        block_id=facts.block_id,
+        links=facts.links,
         visibility=entry_visibility(base_visibility, tags, fields),
+    )
+
+
+class _EntryFacts(NamedTuple):
+    """What an entry's own lines say, whatever file and section they are in."""
+
+    raw: str
+    text: str
+    date: dt.date | None
+    time: dt.time | None
+    fields: tuple[tuple[str, str], ...]
+    block_id: str | None
+    inline_tags: tuple[str, ...]
+    links: tuple[str, ...]
+
+
+# The watcher parses a long note again on every save of it; the same lines give the same facts.
+# Bounded, so a long-running watcher's memory stays flat (~10 MB at most).
+@functools.lru_cache(maxsize=16_384)
+def _entry_facts(raw_lines: tuple[str, ...], note_date: dt.date | None) -> _EntryFacts:
+    raw = "\n".join(raw_lines).rstrip()
+    searchable = INLINE_CODE.sub(" ", raw)
+    first = BULLET.sub("", raw_lines[0].lstrip(), count=1)
+    first = TASK_BOX.sub("", first, count=1)
+    date, time, first = leading_date_time(first, note_date)
+    body = "\n".join([first, *[line.strip() for line in raw_lines[1:]]])
+    fields = {m.group(1).strip().lower(): m.group(2).strip() for m in FIELD.finditer(searchable)}
+    block = BLOCK_ID.search(searchable)
+    inline_tags = [m.group(1).rstrip("/") for m in TAG.finditer(searchable) if not m.group(1).isdigit()]
+    text = BLOCK_ID.sub("", FIELD.sub("", body)).strip()
+    return _EntryFacts(
+        raw=raw,
+        text=re.sub(r"[ \t]+\n", "\n", text),
+        date=date,
+        time=time,
+        fields=tuple(fields.items()),
+        block_id=block.group(1) if block else None,
+        inline_tags=tuple(inline_tags),
+        links=tuple(dict.fromkeys(m.group(1).strip() for m in WIKILINK.finditer(searchable))),
     )
 
 
