@@ -67,14 +67,38 @@ MANIFEST_VERSION = 1
 
 
 def load_manifest(index_dir: Path) -> dict[str, FileRecord] | None:
-    """The manifest of the index in ``index_dir``; None when missing or unreadable."""
+    """The manifest of the index in ``index_dir`` (a copy the caller may change); None when missing
+    or unreadable."""
+    path = index_dir / MANIFEST_FILE
     try:
-        data = json.loads((index_dir / MANIFEST_FILE).read_text(encoding="utf-8"))
-        if data.get("version") != MANIFEST_VERSION:
-            return None
-        return {str(rel): FileRecord.from_json(raw) for rel, raw in data["files"].items()}
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        raw = path.read_bytes()
+    except OSError:
         return None
+    parsed = _parse_manifest(path, raw)
+    return None if parsed is None else dict(parsed)
+
+
+#: The last manifest parsed, per file, with the bytes it was parsed from: the watcher reads the
+#: manifest at every batch, and parsing it is most of that (a few ms per thousand files).
+_parsed_manifests: dict[Path, tuple[bytes, dict[str, FileRecord] | None]] = {}
+
+
+def _parse_manifest(path: Path, raw: bytes) -> dict[str, FileRecord] | None:
+    cached = _parsed_manifests.get(path)
+    if cached is not None and cached[0] == raw:
+        return cached[1]
+    try:
+        data = json.loads(raw.decode("utf-8"))
+        if data.get("version") != MANIFEST_VERSION:
+            parsed = None
+        else:
+            parsed = {str(rel): FileRecord.from_json(item) for rel, item in data["files"].items()}
+    except (ValueError, KeyError, TypeError, AttributeError):
+        parsed = None
+    if len(_parsed_manifests) >= 8:  # a process works with one vault, tests with many
+        _parsed_manifests.clear()
+    _parsed_manifests[path] = (raw, parsed)
+    return parsed
 
 
 def save_manifest(index_dir: Path, files: Mapping[str, FileRecord]) -> None:
