@@ -6,8 +6,10 @@ Runs, all at once, for ``--minutes``:
 - the watcher: ``python -m vault_tools watch --vault V`` (a subprocess; its RSS is sampled);
 - a heartbeat every ``--heartbeat-every`` seconds: ``python -m vault_tools heartbeat --vault V --no-llm``;
 - a recall loop in another process (vault_tools.recall.Recaller, random words, direct and group);
-- an editor appending unique marker words: ``python -m vault_tools note ...``, direct appends to
-  daily notes, and direct appends to MEMORY.md (a person's save while the bot may be writing).
+- an editor saving a unique marker word about every ``--save-every`` seconds (default 1), in the
+  usual save styles (SAVE_STYLES): ``python -m vault_tools note ...``, appends in place, a line
+  inserted mid-file saved by rename over the file or by rewriting it in place, and appends to
+  MEMORY.md (a person's save while the bot may be writing).
 
 Reports errors (non-zero exits, tracebacks; must be 0), lost edits (markers written but not in the
 files, or not searchable at the end; must be 0), save-to-searchable latency (how long until the
@@ -86,9 +88,7 @@ class Stats:
     written: dict[str, float] = field(default_factory=dict)  # marker -> time written
     searchable: dict[str, float] = field(default_factory=dict)  # marker -> time first found
     heartbeats: int = 0
-    notes_cli: int = 0
-    direct_appends: int = 0
-    memory_appends: int = 0
+    styles: dict[str, int] = field(default_factory=dict)  # saves per style (SAVE_STYLES)
     rss: list[tuple[float, int]] = field(default_factory=list)
     cpu: list[float] = field(default_factory=list)  # the watcher's CPU seconds so far, at each sample
     fds: list[tuple[int, int]] = field(default_factory=list)  # (open descriptors, deleted files mapped)
@@ -171,37 +171,70 @@ def start_watcher(vault: Path, log: Path, serve: bool = True) -> subprocess.Pope
     raise SystemExit("watcher did not become ready")
 
 
-def editor(vault: Path, stats: Stats, stop: threading.Event, rng: random.Random) -> None:
+#: How a save is made, and how often (the shares add up to 1). The person's styles go to the last
+#: 30 daily notes before today (the bot writes today's note: a person rewriting a whole file the bot
+#: just wrote would lose the bot's line in any editor) and to MEMORY.md (appends only).
+SAVE_STYLES = (
+    ("note CLI", 0.3),  # the bot: vault-tools note, an atomic splice into today's note
+    ("append", 0.25),  # a person's editor appending in place (open "a")
+    ("replace", 0.2),  # an editor saving to a temp file and renaming it over the note (VS Code, vim)
+    ("rewrite", 0.15),  # an editor truncating the note and writing it again (nano, Obsidian)
+    ("MEMORY.md", 0.1),  # a person's line appended to MEMORY.md while the heartbeat may write it
+)
+
+
+def editor(vault: Path, stats: Stats, stop: threading.Event, rng: random.Random, every: float) -> None:
+    """One save about every ``every`` seconds (jittered ±50%), in the styles of SAVE_STYLES."""
     n = 0
     daily = sorted((vault / "memory").glob("20*.md"))[-30:]
+    names = [name for name, _share in SAVE_STYLES]
+    weights = [share for _name, share in SAVE_STYLES]
     while not stop.is_set():
         marker = word(n)
         n += 1
-        roll = rng.random()
+        style = rng.choices(names, weights)[0]
         stamp = time.monotonic()
         try:
-            if roll < 0.4:
-                done = subprocess.run(
-                    cli(vault, "note", f"soak edit {marker}"), capture_output=True, text=True
-                )
-                if done.returncode != 0 or "Traceback" in done.stderr:
-                    stats.error(f"note exit {done.returncode}: {done.stderr.strip()[-300:]}")
-                    continue
-                stats.notes_cli += 1
-            elif roll < 0.9:
-                with rng.choice(daily).open("a", encoding="utf-8") as handle:
-                    handle.write(f"- 23:59 soak append {marker}\n")
-                stats.direct_appends += 1
-            else:
-                with (vault / "MEMORY.md").open("a", encoding="utf-8") as handle:
-                    handle.write(f"- 2026-12-01: soak person's line {marker}\n")
-                stats.memory_appends += 1
+            if not save(vault, style, marker, rng.choice(daily), rng, stats):
+                continue
         except OSError as exc:
             stats.error(f"edit failed: {exc}")
             continue
         with stats.lock:
             stats.written[marker] = stamp
-        time.sleep(rng.uniform(0.05, 0.3))
+            stats.styles[style] = stats.styles.get(style, 0) + 1
+        stop.wait(max(0.0, every * rng.uniform(0.5, 1.5) - (time.monotonic() - stamp)))
+
+
+def save(vault: Path, style: str, marker: str, note: Path, rng: random.Random, stats: Stats) -> bool:
+    """Write ``marker`` in ``style``; False (and an error recorded) when the bot's command failed."""
+    if style == "note CLI":
+        done = subprocess.run(cli(vault, "note", f"soak edit {marker}"), capture_output=True, text=True)
+        if done.returncode != 0 or "Traceback" in done.stderr:
+            stats.error(f"note exit {done.returncode}: {done.stderr.strip()[-300:]}")
+            return False
+        return True
+    if style == "MEMORY.md":
+        with (vault / "MEMORY.md").open("a", encoding="utf-8") as handle:
+            handle.write(f"- 2026-12-01: soak person's line {marker}\n")
+        return True
+    line = f"- 23:59 soak {style} {marker}\n"
+    if style == "append":
+        with note.open("a", encoding="utf-8") as handle:
+            handle.write(line)
+        return True
+    lines = note.read_text(encoding="utf-8").splitlines(keepends=True)
+    bullets = [i for i, text in enumerate(lines) if text.startswith("- ")]
+    at = rng.choice(bullets) + 1 if bullets else len(lines)  # after a bullet, mid-file
+    text = "".join([*lines[:at], line, *lines[at:]])
+    if style == "replace":
+        temp = note.with_name(f".{note.name}.soak~")
+        temp.write_text(text, encoding="utf-8")
+        os.replace(temp, note)
+    else:
+        with note.open("w", encoding="utf-8") as handle:
+            handle.write(text)
+    return True
 
 
 def checker(vault: Path, stats: Stats, stop: threading.Event) -> None:
@@ -323,8 +356,10 @@ def report(vault: Path, stats: Stats, args: argparse.Namespace) -> int:
     rows = [
         ("duration", f"{args.minutes:g} min, {args.entries} generated entries"),
         (
-            "edits written (note CLI / daily append / MEMORY.md append)",
-            f"{len(stats.written)} ({stats.notes_cli} / {stats.direct_appends} / {stats.memory_appends})",
+            "edits written (" + " / ".join(name for name, _share in SAVE_STYLES) + ")",
+            f"{len(stats.written)} ("
+            + " / ".join(str(stats.styles.get(name, 0)) for name, _ in SAVE_STYLES)
+            + ")",
         ),
         ("heartbeat runs", str(stats.heartbeats)),
         ("recall calls (other process)", str(stats.recall_calls)),
@@ -388,7 +423,7 @@ def run(args: argparse.Namespace) -> int:
     started = stats.started = time.monotonic()
     started_wall = time.time()
     threads = [
-        threading.Thread(target=editor, args=(vault, stats, stop, random.Random(args.seed))),
+        threading.Thread(target=editor, args=(vault, stats, stop, random.Random(args.seed), args.save_every)),
         threading.Thread(target=heartbeats, args=(vault, stats, stop, args.heartbeat_every)),
         threading.Thread(
             target=sampler, args=(watcher.pid, stats, stop_checker, started, vault / ".vault-tools" / "index")
@@ -441,6 +476,13 @@ def main(argv: list[str] | None = None) -> int:
         "--window", type=float, default=5.0, metavar="MIN", help="report per this many minutes"
     )
     parser.add_argument("--heartbeat-every", type=float, default=5.0, metavar="S")
+    parser.add_argument(
+        "--save-every",
+        type=float,
+        default=1.0,
+        metavar="S",
+        help="seconds between the editor's saves (jittered ±50%%); 0.15 is the old stress rate",
+    )
     parser.add_argument("--no-serve", action="store_true", help="run the watcher without its recall service")
     parser.add_argument(
         "--keep", metavar="DIR", help="work in DIR and keep it (default: a temp dir, removed)"
