@@ -386,6 +386,7 @@ def test_highlight_marks_words_and_cjk_terms() -> None:
         mark("Decided on Keycloak today", ["decid", "keycloak"], "[", "]") == "[Decided] on [Keycloak] today"
     )
     assert highlight_spans("学了观察者模式", ["观察", "察者"]) == [(2, 5)]
+    assert mark("Bought a bike; 买了猫粮", ["buy", "bike", "粮"], "[", "]") == "[Bought] a [bike]; 买了猫[粮]"
 
 
 # ---------------------------------------------------------------------------------------------

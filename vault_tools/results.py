@@ -188,14 +188,18 @@ def collapse_duplicates(ranked: list[Candidate], tuning: Tuning) -> list[Candida
 
 
 def highlight_spans(text: str, terms: Iterable[str]) -> list[tuple[int, int]]:
-    """Character spans of ``text`` whose analyzed terms are among ``terms`` (merged, sorted)."""
+    """Character spans of ``text`` whose analyzed terms are among ``terms`` (merged, sorted).
+
+    ``text`` is analyzed as the index does, so what matched is what is marked: "Bought" for
+    the query term ``buy`` (an irregular form's lemma), 粮 ending a run for the term 粮.
+    """
     from vault_tools.analysis import text_analyzer
 
     wanted = set(terms)
     if not wanted or not text:
         return []
     spans: list[tuple[int, int]] = []
-    for token in text_analyzer()(text, chars=True, mode="query"):
+    for token in text_analyzer()(text, chars=True, mode="index"):
         if token.text in wanted or (len(token.text) == 2 and token.text[0] in wanted):
             spans.append((token.startchar, token.endchar))
     spans.sort()
