@@ -223,6 +223,27 @@ def test_a_name_in_the_question_prefers_what_that_person_said(session: Recaller)
     assert texts(session, "What did Ben paint?", tuning=plain)[0] != found[0]
 
 
+def test_names_joined_by_and_are_both_subjects(tmp_path: Path) -> None:
+    """ "Ana and Ben" asks about what each of them said; "Ana … Ben" otherwise is about Ana."""
+    vault = tmp_path / "vault"
+    write(
+        vault / "memory" / "2026-03-04.md",
+        "- 18:00 **Ana**: I painted a lighthouse at dawn.\n- 18:01 **Ben**: I painted a fox in the snow.\n",
+    )
+    config = load_config(vault)
+    Index(config).rebuild()
+    with Recaller(config, catch_up="never") as warm:
+
+        def scores(query: str) -> dict[str, float]:
+            return {hit.text[2:5]: hit.score for hit in warm.recall(query, as_of=AS_OF).results}
+
+        both = scores("What have Ana and Ben painted?")
+        assert both["Ben"] == pytest.approx(both["Ana"], rel=0.05)
+        assert scores("What have both Ben & Ana painted?")["Ana"] == pytest.approx(both["Ana"], rel=0.05)
+        told = scores("What did Ana tell Ben she painted?")
+        assert told["Ana"] > 1.2 * told["Ben"]
+
+
 def test_a_dated_phrase_wins_over_recently(session: Recaller) -> None:
     result = session.recall("what did Ana finish recently in March 2026?", as_of=AS_OF)
     assert result.filters["time_phrase"] == "in March 2026"

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -60,7 +61,7 @@ class Tuning:
     context_terms: int = 2  # query terms the neighbours must share for a hit that matches only through them
     context_floor: float = 0.35  # ... and the share of the best direct match's score it must reach
     speaker_boost: float = 1.0  # a name in the query that is who says an entry ("**Name**: ...")
-    later_speaker: float = 0.5  # the speaker boost of every name after the first (the subject)
+    later_speaker: float = 0.5  # a later name's speaker boost (the first is the subject; "X and Y": both are)
     speaker_text_factor: float = 0.3  # the other branches of such a name are scaled by this
     answer_factor: float = 0.8  # the share of a question's score the entry right after it (its answer) gets
     answer_top: int = 10  # ... for the questions among this many best hits
@@ -120,14 +121,27 @@ def keyword_parts(parsed: ParsedQuery, tuning: Tuning, searcher: Any = None) -> 
                 parts.append((field_name, term, boost * factor))
         if tuning.section_boost > 0 and (len(term) == 1 or useful(ix.F_SECTION, term)):
             parts.append((ix.F_SECTION, term, tuning.section_boost))
-    for rank, word in enumerate(dict.fromkeys(speakers.values())):
+    names = list(dict.fromkeys(speakers.values()))
+    subjects = {*names[:1], *co_subjects(parsed.keywords, names)}
+    for word in names:
         parts.append(
-            (ix.F_SPEAKER, word, tuning.speaker_boost * (1.0 if rank == 0 else tuning.later_speaker))
+            (ix.F_SPEAKER, word, tuning.speaker_boost * (1.0 if word in subjects else tuning.later_speaker))
         )
     if tuning.tag_boost > 0:
         words = [w for w in dict.fromkeys(parsed.words) if useful(ix.F_TAGS, w)]
         parts += [(ix.F_TAGS, word, tuning.tag_boost) for word in words]
     return parts
+
+
+def co_subjects(keywords: str, names: Sequence[str]) -> set[str]:
+    """The names the question joins with "and" ("What do Ana and Ben both like?"): each is a
+    subject, not the first one's listener or topic ("What did Ana tell Ben?"), so each gets the
+    first name's speaker boost."""
+    if len(names) < 2:
+        return set()
+    name = "|".join(re.escape(n) for n in names)
+    joined = re.finditer(rf"\b({name})\s*(?:\band\b|&)\s*({name})\b", keywords.lower())
+    return {n for m in joined for n in m.groups()}
 
 
 def speaker_terms(parsed: ParsedQuery, searcher: Any) -> dict[str, str]:
