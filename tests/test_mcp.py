@@ -208,6 +208,27 @@ def test_tools_are_described_and_take_no_chat_argument(sample: Path) -> None:
     run_with_client(sample, "group", body)
 
 
+def test_search_mode_is_validated_and_keyword_is_the_default_without_embeddings(sample: Path) -> None:
+    async def body(client: Any) -> None:
+        listed = {t.name: t for t in (await client.list_tools()).tools}
+        assert "semantic" in json.dumps(listed["memory_search"].input_schema["properties"]["mode"])
+        default = await client.call_tool("memory_search", {"query": "Hamburg"})
+        keyword = await client.call_tool("memory_search", {"query": "Hamburg", "mode": "keyword"})
+        assert keyword.structured_content == default.structured_content
+        assert default.structured_content["results"] and "mode" not in default.structured_content["filters"]
+        for mode, why in (
+            ("fuzzy", "fuzzy"),
+            ("semantic", "needs embeddings"),
+            ("hybrid", "needs embeddings"),
+        ):
+            refused = await client.call_tool("memory_search", {"query": "Hamburg", "mode": mode})
+            assert refused.is_error and why in text_of(refused), mode
+
+    run_with_client(sample, "group", body)
+    with pytest.raises(RefusedError, match="mode must be one of keyword, semantic, hybrid"):
+        tools_for(sample, "direct").search("Hamburg", mode="Semantic")
+
+
 # ---------------------------------------------------------------------------------------------
 # End to end over stdio, with the SDK's own client
 

@@ -7,6 +7,7 @@ the real ``openai`` client.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
 import os
 import sqlite3
@@ -16,6 +17,7 @@ import threading
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -616,6 +618,37 @@ def test_the_mcp_search_uses_semantic_recall_in_its_chat(config: Config) -> None
     assert [hit["text"] for hit in group["results"]] == [
         "Team offsite planning: the venue has a resident cat"
     ]
+
+
+def test_the_mcp_search_passes_its_mode_through(config: Config) -> None:
+    import anyio
+    from mcp import Client
+
+    from vault_tools.mcp_server import build_server
+
+    async def search(chat: Any, **arguments: str) -> dict[str, Any]:
+        server, tools = build_server(config, chat)
+        try:
+            async with Client(server) as client:
+                found = await client.call_tool("memory_search", arguments)
+                assert not found.is_error
+                return dict(found.structured_content)
+        finally:
+            tools.close()
+
+    def run(chat: Any, **arguments: str) -> dict[str, Any]:
+        return anyio.run(functools.partial(search, chat, **arguments))
+
+    def found(result: dict[str, Any]) -> list[str]:
+        return [hit["text"] for hit in result["results"]]
+
+    assert run("direct", query="kitten")["filters"]["mode"] == "hybrid"
+    keyword = run("direct", query="kitten", mode="keyword")
+    assert keyword["filters"]["mode"] == "keyword" and not any("小猫" in t for t in found(keyword))
+    semantic = run("direct", query="kitten", mode="semantic")
+    assert semantic["filters"]["mode"] == "semantic" and "小猫" in found(semantic)[0]
+    group = run("group", query="kitten", mode="semantic")
+    assert found(group) == ["Team offsite planning: the venue has a resident cat"]
 
 
 def test_neighbours_lend_similarity_only_within_a_file_section_and_privacy_boundary() -> None:

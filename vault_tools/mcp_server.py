@@ -7,7 +7,8 @@ unknown argument such as ``chat`` is ignored by the SDK's argument model).
 
 * ``memory_search``: :class:`vault_tools.recall.Recaller` kept warm for the session; it catches
   the index up with the files before every search (a stat of every note), so it is right with
-  or without a watcher running. Returns the ``recall --json`` document.
+  or without a watcher running. Returns the ``recall --json`` document. ``mode`` is recall's
+  ``--mode`` (keyword, semantic, hybrid; the default is recall's).
 * ``memory_get``: lines of one memory file. Only ``MEMORY.md``/``memory.md`` and
   ``memory/**/*.md`` inside the vault: the path must be relative, with no ``..``, ``.``, empty
   or hidden component and no backslash, and every component is opened with ``O_NOFOLLOW``
@@ -34,7 +35,7 @@ import stat
 import threading
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from vault_tools import notes
 from vault_tools.config import Config
@@ -48,6 +49,7 @@ if TYPE_CHECKING:
 
 MAX_GET_LINES = 400
 MAX_SEARCH_LIMIT = 50
+SEARCH_MODES = ("keyword", "semantic", "hybrid")
 
 INSTRUCTIONS = """\
 Long-term memory of the person you work for, kept as Markdown notes on their machine.
@@ -249,17 +251,30 @@ class MemoryTools:
         since: str | None = None,
         until: str | None = None,
         tags: list[str] | None = None,
+        mode: str | None = None,
     ) -> dict[str, Any]:
         """The ``recall --json`` document for ``query`` in this session's chat."""
         if limit is not None and not 1 <= limit <= MAX_SEARCH_LIMIT:
             raise RefusedError(f"limit must be between 1 and {MAX_SEARCH_LIMIT}, got {limit}")
+        if mode is not None and mode not in SEARCH_MODES:
+            raise RefusedError(f"mode must be one of {', '.join(SEARCH_MODES)}, got {mode!r}")
+        if mode not in (None, "keyword") and not self.config.embeddings.configured:
+            raise RefusedError(
+                f"mode {mode} needs embeddings, which this vault has not configured; use keyword (the default)"
+            )
         with self._lock:
             if self._recaller is None:
                 from vault_tools.recall import Recaller
 
                 self._recaller = Recaller(self.config, catch_up="always")
             result = self._recaller.recall(
-                query, limit=limit, since=since or None, until=until or None, tags=tags or (), chat=self.chat
+                query,
+                limit=limit,
+                since=since or None,
+                until=until or None,
+                tags=tags or (),
+                chat=self.chat,
+                mode=mode,
             )
         return result.to_dict()
 
@@ -402,8 +417,15 @@ def build_server(config: Config, chat: Chat) -> tuple[MCPServer, MemoryTools]:
         since: str | None = Field(None, description="only on or after: YYYY-MM-DD, 7d, 'last week'"),
         until: str | None = Field(None, description="only on or before: YYYY-MM-DD or a time phrase"),
         tags: tuple[str, ...] | None = Field(None, description="only entries with all these tags"),
+        mode: Literal["keyword", "semantic", "hybrid"] | None = Field(
+            None,
+            description="keyword, semantic (by meaning) or hybrid (both; the default when the vault "
+            "has embeddings configured, else keyword)",
+        ),
     ) -> dict[str, Any]:
-        result: dict[str, Any] = call(tools.search, query, limit=limit, since=since, until=until, tags=tags)
+        result: dict[str, Any] = call(
+            tools.search, query, limit=limit, since=since, until=until, tags=tags, mode=mode
+        )
         return result
 
     def memory_get(
