@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import itertools
+import re
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ from vault_tools import notes
 from vault_tools.errors import UsageError
 from vault_tools.privacy import (
     CHATS,
+    DETECTORS,
     PLACEHOLDER,
     Finding,
     entry_visible,
@@ -669,3 +671,28 @@ def test_findings_are_ordered_disjoint_and_match_the_text(text: str) -> None:
         assert finding.severity == ("secret" if finding.kind in ("secret", "credential") else "sensitive")
     for before, after in itertools.pairwise(findings):
         assert before.end <= after.start
+
+
+def _without(text: str) -> list[str]:
+    """``text``, and it without ASCII digits, without Han characters, without either."""
+    digitless = re.sub(r"[0-9]", "", text)
+    return [text, digitless, re.sub(r"[\u4e00-\u9fff]", "", text), re.sub(r"[\u4e00-\u9fff]", "", digitless)]
+
+
+def assert_guards_lose_nothing(text: str) -> None:
+    for detector in DETECTORS:
+        unguarded = getattr(detector, "detect", detector)
+        for variant in _without(text):
+            assert list(detector(variant)) == list(unguarded(variant)), (unguarded.__name__, variant)
+
+
+def test_detectors_skipped_for_text_without_a_digit_or_han_lose_no_finding_of_the_corpus() -> None:
+    assert any(hasattr(detector, "detect") for detector in DETECTORS)
+    for text in [*(text for text, _, _ in TRUE_POSITIVES), *FALSE_POSITIVES]:
+        assert_guards_lose_nothing(text)
+
+
+@settings(derandomize=True, database=None, max_examples=400, deadline=None)
+@given(TEXTS)
+def test_detectors_skipped_for_text_without_a_digit_or_han_lose_no_finding(text: str) -> None:
+    assert_guards_lose_nothing(text)
