@@ -84,12 +84,17 @@ def model_server(model: Any) -> Iterator[LLMServer]:
         yield server
 
 
+#: ``--previous-turn``: embed each entry with the one before it (the contextual experiment).
+PREVIOUS_TURN = False
+
+
 def configure(vault: Path, server: LLMServer) -> Config:
     state = vault / ".vault-tools"
     state.mkdir(parents=True, exist_ok=True)
     (state / "config.toml").write_text(
         f'[embeddings]\nmodel = "{MODEL}"\nbase_url = "{server.base_url}"\nbatch_size = 64\n'
-        "timeout_seconds = 600.0\nquery_timeout_seconds = 30.0\n",
+        "timeout_seconds = 600.0\nquery_timeout_seconds = 30.0\n"
+        + ("previous_turn = true\n" if PREVIOUS_TURN else ""),
         encoding="utf-8",
     )
     return load_config(vault)
@@ -693,11 +698,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cold", action="store_true", help="first recall in a fresh process at 100k")
     parser.add_argument("--cold-runs", type=int, default=7, help="fresh processes per row (--cold)")
     parser.add_argument("--sweep", action="store_true", help="fusion formulas on LoCoMo, offline")
+    parser.add_argument(
+        "--previous-turn", action="store_true", help="embed each entry with the one before it (experiment)"
+    )
+    parser.add_argument("--rows", default="", help="only the rows whose name starts with one of these (a;b)")
     parser.add_argument("--entries", type=int, default=100_000)
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--embed-sample", type=int, default=512, help="entries timed for the embedding rate")
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
+    global PREVIOUS_TURN
+    PREVIOUS_TURN = args.previous_turn
+    if args.rows:
+        wanted = tuple(args.rows.split(";"))
+        ROWS[:] = [row for row in ROWS if row[0].startswith(wanted)]
     os.environ.setdefault("VAULT_TOOLS_AUTOSTART", "off")
     random.seed(7)
     if args.storage:

@@ -133,8 +133,17 @@ def test_an_edited_entry_is_embedded_again_and_only_it(config: Config, server: L
     path.write_text(path.read_text().replace("Quarterly budget", "Yearly budget"), encoding="utf-8")
     Index(config).ensure_current()
     before = len(server.embedded_texts())
-    assert fill_vault(config).embedded == 1
-    assert server.embedded_texts()[before:] == ["Yearly budget review with the finance team"]
+    assert fill_vault(config).embedded == 1  # the last of its section: no entry after it to embed again
+    assert server.embedded_texts()[before:] == ["小猫跳上了沙发 Yearly budget review with the finance team"]
+
+
+def test_without_previous_turn_each_entry_is_sent_alone(notes: Path, server: LLMServer) -> None:
+    config = configure(notes, server, "previous_turn = false\n")
+    Index(config).ensure_current()
+    assert fill_vault(config).embedded == 6
+    assert "Quarterly budget review with the finance team" in server.embedded_texts()
+    assert not any("小猫" in text and "budget" in text for text in server.embedded_texts())
+    assert "小猫" in texts(recall(config, "kitten", as_of=AS_OF, mode="semantic"))[0]
 
 
 def test_a_new_model_embeds_everything_again_and_drops_the_old_cache(
@@ -165,6 +174,46 @@ def test_a_broken_cache_file_is_started_again(config: Config, server: LLMServer)
     assert store.warnings and "starting it again" in store.warnings[0]
     store.close()
     assert fill_vault(config).embedded == 6
+
+
+# -- previous_turn (the default): each entry embedded after the one before it ------------------------
+
+
+@pytest.fixture
+def paired(notes: Path, server: LLMServer) -> Config:
+    config = configure(notes, server)  # previous_turn is the default
+    Index(config).ensure_current()
+    assert fill_vault(config).error is None
+    return config
+
+
+def test_previous_turn_sends_each_entry_after_the_one_before_it_never_a_more_private_one(
+    paired: Config, server: LLMServer
+) -> None:
+    sent = server.embedded_texts()
+    assert "小猫跳上了沙发 Quarterly budget review with the finance team" in sent
+    assert "小猫跳上了沙发" in sent  # the first of its section: alone
+    body = "\n".join(server.embedding_bodies)
+    assert "understands me" not in body  # the #private turn is neither sent nor lent to the next
+    assert any(t.startswith("Deploy key for staging is [REDACTED:") for t in sent)
+    assert len(sent) == 6
+
+
+def test_previous_turn_embeds_an_entry_again_when_the_turn_before_it_changes(
+    paired: Config, server: LLMServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = paired.vault / "memory" / "2026-02-10.md"
+    path.write_text(path.read_text().replace("小猫跳上了沙发", "小猫睡着了"), encoding="utf-8")
+    Index(paired).ensure_current()
+    before = len(server.embedded_texts())
+    assert fill_vault(paired).embedded == 2
+    assert sorted(server.embedded_texts()[before:]) == [
+        "小猫睡着了",
+        "小猫睡着了 Quarterly budget review with the finance team",
+    ]
+    assert "小猫" in texts(recall(paired, "kitten", as_of=AS_OF, mode="semantic"))[0]
+    cache = status_json(paired.vault, capsys)["embeddings"]
+    assert isinstance(cache, dict) and (cache["embedded"], cache["pending"], cache["never_sent"]) == (6, 0, 1)
 
 
 # -- the matrix file (the fast path of a fresh process) ------------------------------------------

@@ -88,6 +88,7 @@ class EmbeddingsConfig:
     timeout_seconds: float = 30.0  # one batch while indexing
     query_timeout_seconds: float = 1.5  # the query's vector at recall: then keyword results
     send_private: bool = False  # #private entries too, and only to a loopback endpoint
+    previous_turn: bool = True  # embed each entry after the one before it in its section (README)
 
     @property
     def configured(self) -> bool:

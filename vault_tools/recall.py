@@ -475,7 +475,7 @@ class Recaller:
                 "semantic search needs numpy: pip install 'vault-tools[embeddings]'; these are keyword results"
             )
             return None
-        sims = vectors.similarities(self._searcher, query_vector)
+        sims = vectors.similarities(self._searcher, query_vector, self._lines)
         fusion = self.fusion or DEFAULT_FUSION
         if fusion.neighbour_weight > 0:
             sims = vectors.with_neighbours(self._searcher, sims, fusion.neighbour_weight, self._lines)

@@ -152,13 +152,17 @@ def _count_entries(config: Config, store: Any, status: VectorStatus) -> None:
     import array
 
     from vault_tools.index import Index
-    from vault_tools.vectors import deleted_docs, key_text, searcher_docs
+    from vault_tools.index_lines import load_lines
+    from vault_tools.vectors import deleted_docs, key_text, searcher_docs, vector_codes
 
     have = store.keys() if store is not None else set()
     entries = embedded = never_sent = 0
     try:
         with Index(config).searcher() as searcher:
             gone = set(deleted_docs(searcher))
+            paired = None  # [embeddings] previous_turn: a vector per entry and the turn before it
+            if store is not None and store.previous_turn:
+                paired = vector_codes(searcher, store, load_lines(Index(config).dir))
             docnum = -1
             for docs in searcher_docs(searcher, store):
                 for code, rank in zip(array.array("Q", docs.keys), docs.ranks, strict=True):
@@ -166,7 +170,7 @@ def _count_entries(config: Config, store: Any, status: VectorStatus) -> None:
                     if not code or docnum in gone:
                         continue
                     entries += 1
-                    if key_text(code) in have:
+                    if key_text(code if paired is None else int(paired[docnum])) in have:
                         embedded += 1
                     elif rank >= PRIVATE_RANK and not _sendable(searcher, docnum, config):
                         never_sent += 1

@@ -8,6 +8,14 @@ is never embedded twice, an edited one is embedded again, and the same text in t
 Rows are only ever added, so a reader loads the new ones by ``rowid``. The file can be deleted at
 any time; the next fill embeds everything again.
 
+The turn before (``[embeddings] previous_turn``, the default). An entry is embedded after the
+entry before it in its file and section ("Did you ever get the job?" → "No, got laid off from
+Acme"), the neighbour the keyword side and :func:`neighbour_table` already use: never across a
+section or from a more private entry, so nothing is sent that is not sent on its own anyway, and a
+shared entry's vector holds nothing personal. Its vector is keyed by a mix of both hashes
+(:func:`paired_codes`): an edit embeds again the edited entry and the one after it. It helped on
+both benchmarks (README, Semantic recall).
+
 Which vector belongs to which search hit. Whoosh segments never change once written, so what the
 vector side needs of each segment's documents (key, file, line, section, visibility; in document
 order, as fixed-width columns) is kept in the same file, read from the stored fields once per
@@ -81,7 +89,8 @@ FILL_RETRY_MAX_SECONDS = 300.0
 def store_path(config: Config) -> Path:
     """The cache file of the configured model (``[embeddings] model``)."""
     model = config.embeddings.model
-    digest = hashlib.sha256(f"{model}\n{RECIPE}".encode()).hexdigest()[:12]
+    recipe = f"{RECIPE}+previous-turn" if config.embeddings.previous_turn else str(RECIPE)
+    digest = hashlib.sha256(f"{model}\n{recipe}".encode()).hexdigest()[:12]
     slug = re.sub(r"[^A-Za-z0-9._-]+", "-", model).strip("-.")[:40] or "model"
     return config.state_dir / STORE_DIR / f"{slug}-{digest}.sqlite"
 
@@ -134,6 +143,7 @@ class VectorStore:
     def __init__(self, config: Config, *, read_only: bool = False) -> None:
         self.path = store_path(config)
         self.read_only = read_only
+        self.previous_turn = config.embeddings.previous_turn
         self.warnings: list[str] = []
         self._db = self._open_read_only() if read_only else self._open(config)
 
@@ -469,6 +479,34 @@ def neighbour_table_of(
     return table
 
 
+def paired_codes(codes: Any, previous: Any) -> Any:
+    """Each document's vector key with ``[embeddings] previous_turn``: its own key code, or, when
+    it has a previous turn (``previous``: its docnum, -1 for none), a 48-bit mix of both codes."""
+    import numpy as np
+
+    out = codes.copy()
+    here = np.flatnonzero((previous >= 0) & (codes != 0))
+    before = codes[previous[here]]
+    here, before = here[before != 0], before[before != 0]
+    with np.errstate(over="ignore"):
+        mixed = (before * np.uint64(0x9E3779B97F4A7C15)) ^ codes[here]
+        mixed = (mixed ^ (mixed >> np.uint64(31))) * np.uint64(0xBF58476D1CE4E5B9)
+        mixed ^= mixed >> np.uint64(29)
+    out[here] = (mixed & np.uint64(KEY_FLAG - 1)) | np.uint64(KEY_FLAG)
+    return out
+
+
+def vector_codes(
+    searcher: Any, store: VectorStore, moved: Mapping[str, Mapping[str, list[int]]] | None = None
+) -> Any:
+    """The key code of each document's vector (by global docnum; see :func:`paired_codes`)."""
+    columns = Columns.of(searcher_docs(searcher, store))
+    if not store.previous_turn:
+        return columns.keys
+    table = neighbour_table_of(columns, deleted_docs(searcher), moved=moved)
+    return paired_codes(columns.keys, table[0])
+
+
 def deleted_docs(searcher: Any) -> list[int]:
     return [
         offset + d
@@ -513,11 +551,26 @@ def fill(
     ``unsendable`` collects (and skips) the keys that may not be sent, across calls.
     """
     settings = config.embeddings
+    if store.previous_turn and not _has_numpy():
+        return FillReport(error="semantic recall needs numpy: pip install 'vault-tools[embeddings]'")
     unsendable = set() if unsendable is None else unsendable
     have = store.keys()
     deleted = set(deleted_docs(searcher))
     todo: dict[str, int] = {}
-    for docnum, key in enumerate(doc_keys(searcher, store)):
+    previous: dict[int, int] = {}
+    if store.previous_turn:
+        from vault_tools.index_lines import load_lines
+
+        columns = Columns.of(searcher_docs(searcher, store))
+        from vault_tools.index import Index
+
+        moved = load_lines(Index(config).dir)
+        before = neighbour_table_of(columns, sorted(deleted), moved=moved)[0]
+        keys = [key_text(int(code)) for code in paired_codes(columns.keys, before)]
+        previous = {int(d): int(p) for d, p in enumerate(before) if p >= 0}
+    else:
+        keys = doc_keys(searcher, store)
+    for docnum, key in enumerate(keys):
         if key and key not in have and key not in unsendable and docnum not in deleted:
             todo.setdefault(key, docnum)
     report = FillReport()
@@ -528,7 +581,10 @@ def fill(
             report.pending = len(pending) - position
             return report
         stored = searcher.stored_fields(docnum)
-        text = sendable_text(str(stored.get("text", "")), str(stored.get("visibility", "")), settings)
+        raw = str(stored.get("text", ""))
+        if docnum in previous:  # the turn before (no more private than this one: neighbour rule)
+            raw = f"{searcher.stored_fields(previous[docnum]).get('text', '')}\n{raw}"
+        text = sendable_text(raw, str(stored.get("visibility", "")), settings)
         if text is None:
             unsendable.add(key)
             report.kept_local += 1
@@ -547,6 +603,14 @@ def fill(
                 progress(len(batch))
             batch = []
     return report
+
+
+def _has_numpy() -> bool:
+    try:
+        import numpy  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 class VectorWorker:
@@ -649,6 +713,7 @@ class VectorIndex:
         self._lookup: tuple[Any, Any] | None = None  # (row order by key, keys in that order)
         self._doc_rows: dict[str, Any] = {}  # segment name -> rows of its documents (-1: none)
         self._neighbours: tuple[Any, Any] | None = None
+        self._paired_rows: tuple[Any, Any] | None = None  # previous_turn: (stamp, rows)
         self._docs: dict[str, SegmentDocs] = {}  # segment name -> its documents
 
     @property
@@ -713,9 +778,16 @@ class VectorIndex:
         found = (ordered[at] == codes) & (codes != 0)
         return np.where(found, order[at], -1).astype(np.int64)
 
-    def doc_rows(self, searcher: Any) -> Any:
+    def doc_rows(self, searcher: Any, lines: LineTable | None = None) -> Any:
         """The row of each document of ``searcher`` (-1: no vector), per global docnum."""
         np = self._np
+        if self.store.previous_turn:  # a vector per entry and the turn before it: see paired_codes
+            table = self.neighbours(searcher, lines)
+            stamp = (self._neighbours[0] if self._neighbours else None, self.rows)
+            if self._paired_rows is None or self._paired_rows[0] != stamp:
+                codes = np.concatenate([np.frombuffer(d.keys, dtype=np.uint64) for d in self._docs.values()])
+                self._paired_rows = (stamp, self._rows_of(paired_codes(codes, table[0])))
+            return self._paired_rows[1]
         leaves = _leaves(searcher)
         live = [_segment_name(reader) for reader, _offset in leaves]
         parts = []
@@ -761,10 +833,10 @@ class VectorIndex:
             best = np.fmax(best, lent)
         return best
 
-    def similarities(self, searcher: Any, query: Sequence[float]) -> Any:
+    def similarities(self, searcher: Any, query: Sequence[float], lines: LineTable | None = None) -> Any:
         """Cosine of ``query`` with every document of ``searcher`` (NaN: no vector)."""
         np = self._np
-        rows = self.doc_rows(searcher)
+        rows = self.doc_rows(searcher, lines)
         sims = np.full(rows.shape[0], np.nan, dtype=np.float32)
         if not self.rows:
             return sims
