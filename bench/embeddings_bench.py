@@ -421,10 +421,10 @@ def random_fill(config: Config, index: Index) -> str:
     on what the vectors say (real embedding of 100k entries is timed separately, by extrapolation)."""
     with VectorStore(config) as store:
         if store.count() < index.entry_count() * 0.9:
-            from vault_tools.vectors import doc_keys
+            from vault_tools.vectors import key_text, vector_codes
 
             searcher = index.open_searcher()
-            keys = sorted(set(filter(None, doc_keys(searcher, store))))
+            keys = sorted({key_text(int(code)) for code in vector_codes(searcher, store) if code})
             searcher.close()
             vectors = random_vectors(len(keys), 384)
             for start in range(0, len(keys), 5000):
