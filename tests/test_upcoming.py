@@ -79,6 +79,55 @@ def test_a_weekday_alone_a_habit_or_a_range_is_not_a_date(line: str) -> None:
     assert named(line, D(2026, 11, 25)) == []
 
 
+# Written on Friday 2026-11-27: a weekday told as done is that day (or one before), never the next one.
+@pytest.mark.parametrize(
+    "line",
+    [
+        "周五下午三点开了会",
+        "上周三已经交了报告",
+        "昨天和 Maria 吃了饭",
+        "周五下午三点已经开过会",
+        "周三下午两点去过医院",
+        "周五下午三点开了一个重要的会",  # 要 inside 重要 is no future
+        "周五下午三点刚开完会",
+        "周五下午三点把报告交了",
+        "本周五开了会",
+        "We met on Friday at 3pm",
+        "had the review last Tuesday at 3pm",
+        "We reviewed the budget on Friday at 3pm",
+        "Friday at 3pm: reviewed the budget",
+        "I have already sent it on Friday",
+        "We finished it by Friday",
+    ],
+)
+def test_a_weekday_told_as_done_is_not_a_reminder(line: str) -> None:
+    assert named(line, D(2026, 11, 27)) == []
+
+
+# Written on Saturday 2026-11-28: the same aspect words with a future, a goal or a deadline stay ahead.
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("周五下午三点要开会了", "2026-12-04"),  # 了 of a change of state after 要
+        ("下周三就要交报告了", "2026-12-02"),
+        ("周五下午三点开了会再说", "2026-12-04"),
+        ("下周三前把报告交了", "2026-12-02"),  # a deadline
+        ("周五下午三点前交了就行", "2026-12-04"),
+        ("约了周五下午三点看牙", "2026-12-04"),  # 了 is the booking's, before the weekday
+        ("会议改到周五下午三点了", "2026-12-04"),  # the weekday is where it moved to
+        ("周五下午三点过生日", "2026-12-04"),  # 过 the verb, not the aspect
+        ("记得周五下午三点把报告交了", "2026-12-04"),
+        ("We will review it on Friday at 3pm", "2026-12-04"),
+        ("Need to call mom on Friday", "2026-12-04"),
+        ("Booked the dentist for Friday at 9am", "2026-12-04"),
+        ("Moved the standup to Friday 9:00", "2026-12-04"),
+        ("Dentist on Friday at 9", "2026-12-04"),
+    ],
+)
+def test_a_weekday_still_ahead_stays_a_reminder(line: str, expected: str) -> None:
+    assert [day for day, _phrase in named(line, D(2026, 11, 28))][:1] == [expected]
+
+
 def test_an_undated_note_has_only_dates_with_a_year() -> None:
     line = "tomorrow, March 3, next Friday, 2027-03-01, March 4, 2027 and 2027年3月5日"
     assert [d for d, _p in named(line, None)] == ["2027-03-01", "2027-03-04", "2027-03-05"]

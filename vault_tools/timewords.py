@@ -698,8 +698,16 @@ def parse_when(value: str, as_of: datetime.date, *, end: bool = False) -> dateti
 # "本周五"), a preposition that makes it an appointment or a deadline ("on/by/before/until Friday",
 # "周五前"), a clock time right after it ("Friday at 3pm", "周六早上八点"; "周五下午不要部署" and
 # "Thursday evenings are quiet" name no clock, so they stay rules), or when the line is an open
-# task ("- [ ] 周三在家等装网络的师傅"). A plural or "every" ("on Fridays", "每周五") is a habit, and
-# "on Friday" in a sentence told afterwards ("we had…", "better than on Friday") is the past.
+# task ("- [ ] 周三在家等装网络的师傅"). A plural or "every" ("on Fridays", "每周五") is a habit.
+#
+# Aspect. A weekday in a clause told as done is the past, not a reminder (:func:`_told_as_done`):
+# English by a past-tense verb ("we met", "reviewed the budget", "have sent", "already"); Chinese
+# by a completion marker after the weekday: a verb's 了 or 过 ("周五下午三点开了会", "去过医院") or
+# 已经/已/曾/刚/刚才 ("周五已经交了"). Two things keep it a reminder: a future or modal word
+# anywhere in the clause ("will", "going to", "need to"; 要/就要/快要/将/打算/准备/记得/别/再), which
+# moves the point the 了 is measured from into the future ("周五要开会了", "开了会再说"), and a
+# weekday that is the goal of an act rather than its time ("booked the dentist for Friday at 9am",
+# "moved to Friday", "约了周五下午三点看牙", "改到周五下午三点了", "下周三前把报告交了").
 
 
 @dataclass(frozen=True)
@@ -713,9 +721,35 @@ class DateMention:
 
 
 _FWD_PAST = re.compile(
-    r"\b(?:was|were|did|had|went|happened|got|met|saw|ate|spent|yesterday|ago|last|than|since)\b",
+    r"\b(?:was|were|did|had|went|happened|got|met|saw|ate|spent|yesterday|ago|last|than|since|already"
+    # a regular past after its subject ("we reviewed"), or opening a clause before its object, as
+    # notes are written ("Reviewed the budget on Friday"); not "need"/"speed" (-eed), not "Wed"
+    r"|(?:i|we|he|she|they|you|it)\s+(?:\w+ly\s+)?[a-z]{2,}(?<!e)ed"
+    r"|(?:have|has|'ve)\s+(?:just\s+)?[a-z]{2,}(?:ed|en|t))\b"
+    r"|(?:^|[:,\u2013\u2014]|\d:\d\d)\s*[a-z]{2,}(?<!e)ed\s+(?:the|a|an|my|our|his|her|their|its|it|him|them|me|us"
+    r"|up|out|with|to|in|on|off|over|back|about)\b",
     re.IGNORECASE,
 )
+_FWD_FUTURE = re.compile(
+    r"\b(?:will|shall|going\s+to|gonna|need\s+to|needs\s+to|have\s+to|has\s+to|must|should|plan\s+to"
+    r"|remember\s+to|don'?t\s+forget|let'?s)\b|'ll\b",
+    re.IGNORECASE,
+)
+_FWD_GOAL = re.compile(r"\b(?:for|to)\s+(?:(?:next|this|coming)\s+)?$", re.IGNORECASE)
+_CN_CLAUSE_END = "，,。；;！!？?：:\n"
+# A verb's 了 (not 了解, 为了, 除了, 不了), a verb's 过 (not 过敏, 过年, 不过, 经过, or a 过 that opens
+# the predicate, "周六过生日"), or 已经/已/曾/刚/刚才 (not 刚好).
+_CN_DONE = re.compile(
+    r"(?<![为除不罢算未明])了(?![解不结却然])"
+    r"|(?<=[\u4e00-\u9fff])(?<![不通经超难路越穿胜改反度跳放闪透点午])过(?![敏期于分程度夜年节生来去日河桥马滤渡半多早晚])"
+    r"|已|曾|刚(?!好)"
+)
+# Future and modal words, and a deadline (前) right after the weekday and its time.
+_CN_NOT_YET = re.compile(r"(?<![重主只])要|将(?!军)|打算|准备|计划|记得|别|再|该|必须|需")
+_CN_DEADLINE = re.compile(
+    r"(?:早上|上午|中午|下午|晚上|傍晚)?[0-9一二两三四五六七八九十点半:：]*(?:之前|以前|前|截止|为止)"
+)
+_CN_GOAL = re.compile(r"(?:到|至|[定约改挪放排]在)\s*(?:下下|下|这|本)?个?$")
 _CLOCK_AFTER = re.compile(
     r"\s*,?\s*(?:(?:at|from)\s+)?(?:[0-9]{1,2}(?::[0-9]{2})?\s*(?:am|pm|h\b|o'?clock)|[0-9]{1,2}:[0-9]{2})",
     re.IGNORECASE,
@@ -772,6 +806,8 @@ def _fwd_in_n(m: re.Match[str], written: datetime.date, line: str) -> datetime.d
 
 
 def _fwd_weekday_word(m: re.Match[str], written: datetime.date, line: str) -> datetime.date | None:
+    if _told_as_done(line, m.start(), m.end()):
+        return None
     weekday = _WEEKDAYS.index(m["wd"].lower())
     mod = " ".join(m["mod"].lower().split())
     if mod == "next":
@@ -787,6 +823,22 @@ def _sentence_at(line: str, start: int, end: int) -> str:
     return line[left + 1 : min(rights) if rights else len(line)]
 
 
+def _told_as_done(line: str, start: int, end: int) -> bool:
+    """Whether the weekday at ``line[start:end]`` is the time of something told as done (see the
+    comment on aspect above), so it names a past day, not a reminder."""
+    if _is_cjk(line[start]) or _is_cjk(line[end - 1]):
+        left = max(line.rfind(c, 0, start) for c in _CN_CLAUSE_END)
+        rights = [i for i in (line.find(c, end) for c in _CN_CLAUSE_END) if i >= 0]
+        before, after = line[left + 1 : start], line[end : min(rights) if rights else len(line)]
+        if _CN_GOAL.search(before) or _CN_DEADLINE.match(after):
+            return False
+        return bool(_CN_DONE.search(after)) and not _CN_NOT_YET.search(before + after)
+    if _FWD_GOAL.search(line, 0, start):
+        return False
+    sentence = _sentence_at(line, start, end)
+    return bool(_FWD_PAST.search(sentence)) and not _FWD_FUTURE.search(sentence)
+
+
 def _fwd_weekday_plain(m: re.Match[str], written: datetime.date, line: str) -> datetime.date | None:
     """ "on/by/before Friday", "Friday at 3pm", or a bare weekday in an open task."""
     if re.search(r"\bevery\s+$", line[: m.start()], re.IGNORECASE):
@@ -795,7 +847,7 @@ def _fwd_weekday_plain(m: re.Match[str], written: datetime.date, line: str) -> d
     timed = bool(_CLOCK_AFTER.match(line, m.end()))
     if not prep and not timed and not _OPEN_TASK.match(line):
         return None
-    if prep in ("on", "") and _FWD_PAST.search(_sentence_at(line, m.start(), m.end())):
+    if _told_as_done(line, m.start(), m.end()):
         return None  # "On Friday we had a great dinner": told afterwards, not planned
     return _on_or_after(written, _WEEKDAYS.index(m["wd"].lower()))
 
@@ -808,12 +860,16 @@ def _fwd_zh_date(m: re.Match[str], written: datetime.date, line: str) -> datetim
 
 
 def _fwd_zh_week(m: re.Match[str], written: datetime.date, line: str) -> datetime.date | None:
+    if _told_as_done(line, m.start(), m.end()):
+        return None
     weeks = {"下下": 2, "下": 1}.get((m["rel"] or "").removesuffix("个"), 0)
     return _week(written)[0] + (7 * weeks + _CN_WEEKDAYS[m["d"]]) * _DAY
 
 
 def _fwd_zh_weekday_plain(m: re.Match[str], written: datetime.date, line: str) -> datetime.date | None:
     if not _CN_CLOCK_AFTER.match(line, m.end()) and not _OPEN_TASK.match(line):
+        return None
+    if _told_as_done(line, m.start(), m.end()):
         return None
     return _on_or_after(written, _CN_WEEKDAYS[m["d"]])
 

@@ -11,7 +11,9 @@ Design. A line names a day in one of three ways, all read by :func:`dates_of`:
 A weekday alone names a day of every week, not a date: "Friday deploys are banned" is a rule,
 not a reminder. It becomes a date only with a word that picks one week ("next/this/coming
 Friday", "下周三", "本周五"), a preposition of an appointment or deadline ("on/by/before Friday",
-"周五前"), a time right after it ("Friday at 3pm", "周五下午三点"), or in an open task (``- [ ]``).
+"周五前"), a time right after it ("Friday at 3pm", "周五下午三点"), or in an open task (``- [ ]``);
+and it is the past when its clause tells it as done ("周五下午三点开了会", "we met on Friday at 3pm"),
+unless a future word, a deadline or a goal keeps it ahead ("周五要开会了", "下周三前把报告交了").
 A done task (``- [x]``), dates inside links and other fields (``[[2026-03-10]]``,
 ``[source:: …]``, ``[expires:: …]``), and ranges ("next week", "下个月") are not reminders.
 
