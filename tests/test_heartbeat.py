@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime as dt
 import errno
+import fcntl
 import json
 import os
 import random
@@ -768,6 +770,64 @@ def test_kill_9_at_random_times_then_rerun(tmp_path: Path) -> None:
         assert snapshot(vault) == expected, f"killed after step {kill_after} ({steps[kill_after - 1]})"
         assert git(vault, "status", "--porcelain") == ""
         assert not (vault / ".vault-tools" / "heartbeat" / "journal.json").exists()
+
+
+# The killed heartbeat was starting a git command: between fork and exec the child shares the
+# lock's open file, so the flock outlives the reaped holder by a moment (its fd is close-on-exec).
+# Here that child is held until the next run has found the lock taken by a dead owner.
+HOLDER_SCRIPT = """
+import os, subprocess, sys, time
+from pathlib import Path
+from vault_tools import locks
+from vault_tools.config import load_config
+cfg, release = load_config(Path(sys.argv[1])), int(sys.argv[2])
+with locks.hold(cfg, "heartbeat", timeout=0, what="heartbeat"):
+    path = str(locks.lock_path(cfg, "heartbeat"))
+    fd = next(int(f) for f in os.listdir("/proc/self/fd") if os.path.realpath(f"/proc/self/fd/{f}") == path)
+    code = "import os, sys; os.read(int(sys.argv[1]), 1)"  # shares the lock until the test lets it go
+    subprocess.Popen([sys.executable, "-c", code, str(release)], pass_fds=(fd, release), stdout=subprocess.DEVNULL)
+    print("ready", flush=True)
+    time.sleep(3600)
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="finds the lock's descriptor in /proc")
+def test_a_child_of_a_killed_heartbeat_does_not_block_the_next_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    vault = committed(make_vault(tmp_path))
+    release_read, release_write = os.pipe()
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER_SCRIPT, str(vault), str(release_read)],
+        stdout=subprocess.PIPE,
+        text=True,
+        pass_fds=(release_read,),
+    )
+    os.close(release_read)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "ready\n"
+        holder.kill()
+        holder.communicate(timeout=20)
+        probe = os.open(locks.lock_path(config(vault), "heartbeat"), os.O_RDWR)
+        try:
+            with pytest.raises(BlockingIOError):  # the holder is reaped, its child still holds the lock
+                fcntl.flock(probe, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        finally:
+            os.close(probe)
+        owner_alive = getattr(locks, "owner_alive", lambda _cfg, _name: True)
+
+        def found_taken(cfg: Config, name: str) -> bool:
+            os.close(release_write)  # the child execs (or exits) only now, after the run found it taken
+            return owner_alive(cfg, name)
+
+        monkeypatch.setattr(locks, "owner_alive", found_taken, raising=False)
+        report = run(vault)
+        assert report.ran and len(subjects(vault)) > 1
+    finally:
+        holder.kill()
+        holder.communicate()
+        with contextlib.suppress(OSError):
+            os.close(release_write)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -7,6 +7,14 @@ advisory: it may be stale after a crash, and nothing relies on it for correctnes
 
 Two lock objects exclude each other even inside one process and one thread, so never take the
 same lock twice in a nested way: it would wait for itself.
+
+A dead holder's lock can outlive it by a moment. ``flock`` belongs to the open file, and a child
+the holder was starting (every git command) shares that open file from ``fork`` until its
+``exec`` closes it (close-on-exec). When the holder is killed in that window, the child still
+holds the lock for a few milliseconds after the holder was reaped, longer on a loaded machine, and
+a heartbeat started right then would report "another process holds it" while none runs. So a
+lock that is taken while its recorded owner is dead is waited for, up to
+:data:`DEAD_HOLDER_GRACE_SECONDS`, before giving up.
 """
 
 from __future__ import annotations
@@ -30,6 +38,8 @@ LOCKS_DIR = "locks"
 WATCH_LOCK = "watch"
 #: Held by a heartbeat or a sync while it runs: one of them at a time.
 HEARTBEAT_LOCK = "heartbeat"
+#: How long a lock whose recorded owner has died is waited for (see the module docstring).
+DEAD_HOLDER_GRACE_SECONDS = 5.0
 
 
 def lock_path(config: Config, name: str) -> Path:
@@ -46,6 +56,37 @@ def owner(config: Config, name: str) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
+def owner_alive(config: Config, name: str) -> bool:
+    """Whether the process the owner file of lock ``name`` names still runs (True when unknown)."""
+    pid = owner(config, name).get("pid")
+    if not isinstance(pid, int) or pid <= 0:
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process: alive
+        return True
+    return True
+
+
+def _acquire(config: Config, name: str, lock: FileLock, timeout: float, poll: float) -> bool:
+    """Take ``lock`` within ``timeout`` s, or within the grace when its recorded owner is dead."""
+    from filelock import Timeout
+
+    try:
+        lock.acquire(timeout=timeout, poll_interval=poll)
+        return True
+    except Timeout:
+        if owner_alive(config, name):
+            return False
+    try:  # a child of the dead holder between fork and exec: gone in a moment
+        lock.acquire(timeout=max(timeout, DEAD_HOLDER_GRACE_SECONDS), poll_interval=poll)
+        return True
+    except Timeout:
+        return False
+
+
 def describe_owner(config: Config, name: str) -> str:
     info = owner(config, name)
     if not info:
@@ -59,18 +100,16 @@ def hold(config: Config, name: str, *, timeout: float, what: str) -> Iterator[No
 
     Raises :class:`LockedError` naming the holder when the lock stays taken.
     """
-    from filelock import FileLock, Timeout  # imported here: a search that writes nothing never needs it
+    from filelock import FileLock  # imported here: a search that writes nothing never needs it
 
     path = lock_path(config, name)
     config.make_state_dir(LOCKS_DIR)
     lock = FileLock(str(path), timeout=timeout)
-    try:
-        lock.acquire(timeout=timeout, poll_interval=0.02)
-    except Timeout:
+    if not _acquire(config, name, lock, timeout, 0.02):
         raise LockedError(
             f"{describe_owner(config, name)} holds {path}; waited {timeout:g} s. "
             "Try again when it has finished (a watcher holds it only while it indexes)."
-        ) from None
+        )
     try:
         write_owner(path.with_suffix(".owner"), what)
         yield
@@ -95,14 +134,12 @@ def try_hold(config: Config, name: str, *, what: str, timeout: float = 0) -> Fil
 
     For long-lived holders (the watcher holds ``watch`` for its whole life).
     """
-    from filelock import FileLock, Timeout
+    from filelock import FileLock
 
     path = lock_path(config, name)
     config.make_state_dir(LOCKS_DIR)
     lock = FileLock(str(path), timeout=timeout)
-    try:
-        lock.acquire(timeout=timeout, poll_interval=0.05)
-    except Timeout:
+    if not _acquire(config, name, lock, timeout, 0.05):
         return None
     write_owner(path.with_suffix(".owner"), what)
     return lock
