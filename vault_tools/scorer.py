@@ -98,6 +98,7 @@ class BlockScorer:
         self._tables: dict[tuple[tuple[str, int], str], Any] = {k: v for k, v in old.items() if k[0] in keys}
         self._days: array.array[int] | None = None
         self._matching: dict[str, frozenset[int]] = {}
+        self._norms: dict[str, list[float]] = {}  # field -> BM25's length norm at each length byte
 
     @classmethod
     def for_searcher(
@@ -191,13 +192,16 @@ class BlockScorer:
 
     def _bm25(self, fieldname: str, idf: float) -> Callable[[float], list[float]]:
         """Whoosh's ``bm25(idf, tf, fl, avgfl, B, K1)`` of one weight at each length byte."""
-        from whoosh.util.numeric import byte_to_length
-
-        avgfl = self.searcher.avg_field_length(fieldname) or 1
-        b = self.b_fields.get(fieldname, self.b_default)
         k1 = self.k1
-        # The same operations in the same order as Whoosh, so the floats come out equal.
-        norms = [k1 * ((1 - b) + b * byte_to_length(byte) / avgfl) for byte in range(256)]
+        norms = self._norms.get(fieldname)
+        if norms is None:  # per field, not per term: a long query has many terms
+            from whoosh.util.numeric import byte_to_length
+
+            avgfl = self.searcher.avg_field_length(fieldname) or 1
+            b = self.b_fields.get(fieldname, self.b_default)
+            # The same operations in the same order as Whoosh, so the floats come out equal.
+            norms = [k1 * ((1 - b) + b * byte_to_length(byte) / avgfl) for byte in range(256)]
+            self._norms[fieldname] = norms
 
         def table(tf: float) -> list[float]:
             return [idf * ((tf * (k1 + 1)) / (tf + norm)) for norm in norms]
