@@ -13,7 +13,7 @@ from vault_tools import cli, notes
 from vault_tools.config import load_config
 from vault_tools.context import build_context
 from vault_tools.timewords import dates_named
-from vault_tools.upcoming import dates_of, find_upcoming, next_date
+from vault_tools.upcoming import CACHE_VERSION, dates_of, find_upcoming, next_date
 
 D = dt.date
 
@@ -239,4 +239,19 @@ def test_the_cache_follows_edits_and_heals(dated_vault: Path) -> None:
     assert [i.date for i in edited.items] == [*(i.date for i in first.items), "2027-01-07"]
     cache.write_text("{not json", encoding="utf-8")
     assert find_upcoming(config, days=14, as_of=D(2026, 12, 29)).items == edited.items
-    assert json.loads(cache.read_text(encoding="utf-8"))["version"] == 1
+    assert json.loads(cache.read_text(encoding="utf-8"))["version"] == CACHE_VERSION
+
+
+def test_a_cache_of_older_rules_is_read_again(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    write(vault / "memory/2026-11-27.md", "- 16:00 周五下午三点开了会\n")  # a Friday, told as done
+    note = vault / "memory/2026-11-27.md"
+    stat = note.stat()
+    old = {"line": 1, "text": "周五下午三点开了会", "kind": "daily", "visibility": "personal"}
+    old |= {"written": "2026-11-27", "dates": [["2026-11-27", "周五"]]}  # what the rules of version 1 cached
+    files = {"memory/2026-11-27.md": {"key": [stat.st_size, stat.st_mtime_ns], "entries": [old]}}
+    (vault / ".vault-tools").mkdir()
+    (vault / ".vault-tools" / "upcoming.json").write_text(
+        json.dumps({"version": 1, "files": files}), encoding="utf-8"
+    )
+    assert find_upcoming(load_config(vault), days=14, as_of=D(2026, 11, 27)).items == []

@@ -163,7 +163,9 @@ def _paths(vault: Path, as_of: dt.date, warnings: list[notes.Warning_]) -> list[
 # The dated entries of each file, kept in .vault-tools/upcoming.json by the file's size and mtime, so
 # that context (every session start) reads only the notes that changed. Disposable: rebuilt when lost.
 CACHE_FILE = "upcoming.json"
-CACHE_VERSION = 1
+# Bumped whenever the rules of what names a day change (2: a weekday told as done is the past), so a
+# cache written by the old rules is read again rather than trusted until its note changes.
+CACHE_VERSION = 2
 
 
 def _load_cache(config: Config) -> dict[str, Any]:
