@@ -638,8 +638,11 @@ def test_if_due(tmp_path: Path) -> None:
 
 def test_two_heartbeats_at_once(tmp_path: Path) -> None:
     vault = committed(make_vault(tmp_path))
-    with locks.hold(config(vault), "heartbeat", timeout=0, what="test"), pytest.raises(LockedError):
+    with locks.hold(config(vault), "heartbeat", timeout=0, what="test"), pytest.raises(LockedError) as caught:
         run(vault)
+    # says what holds this lock, not the index lock's "a watcher holds it only while it indexes"
+    assert "a heartbeat or a sync holds it for its run" in str(caught.value)
+    assert "watcher" not in str(caught.value)
     holding, release = tmp_path / "holding", tmp_path / "release"
     script = textwrap.dedent(
         f"""

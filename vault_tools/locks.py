@@ -94,6 +94,13 @@ def describe_owner(config: Config, name: str) -> str:
     return f"another vault-tools process (pid {info.get('pid', '?')}, {info.get('what', 'working')})"
 
 
+#: What a person waiting for a lock may want to know about how long it is held.
+_WHEN_FREE = {
+    "index": " (a watcher holds the index lock only while it indexes)",
+    HEARTBEAT_LOCK: " (a heartbeat or a sync holds it for its run)",
+}
+
+
 @contextlib.contextmanager
 def hold(config: Config, name: str, *, timeout: float, what: str) -> Iterator[None]:
     """Hold lock ``name`` for the ``with`` block, waiting up to ``timeout`` seconds (0: don't wait).
@@ -108,7 +115,7 @@ def hold(config: Config, name: str, *, timeout: float, what: str) -> Iterator[No
     if not _acquire(config, name, lock, timeout, 0.02):
         raise LockedError(
             f"{describe_owner(config, name)} holds {path}; waited {timeout:g} s. "
-            "Try again when it has finished (a watcher holds it only while it indexes)."
+            f"Try again when it has finished{_WHEN_FREE.get(name, '')}."
         )
     try:
         write_owner(path.with_suffix(".owner"), what)
