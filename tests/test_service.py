@@ -390,6 +390,34 @@ def test_a_stop_right_after_start_returns(vault: Path) -> None:
         assert not service.socket_path(config).exists()
 
 
+def test_a_stop_during_a_slow_warm_up_does_not_wait_for_it(
+    vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The warm-up may be opening or healing the index of a vault being deleted; the watcher's exit
+    must not wait for it (shutdown() waits for serve_forever(), which only starts after it)."""
+    config = load_config(vault)
+    warming, release = threading.Event(), threading.Event()
+
+    def slow_warm_up(self: service.RecallService) -> None:
+        warming.set()
+        release.wait(60)
+
+    monkeypatch.setattr(service.RecallService, "_warm_up", slow_warm_up)
+    svc = service.RecallService(config)
+    assert svc.start()
+    assert warming.wait(10)
+    stopper = threading.Thread(target=svc.stop)
+    stopper.start()
+    stopper.join(timeout=20)  # the join of the serving thread gives up after 5 s
+    hung = stopper.is_alive()
+    release.set()
+    assert not hung, "stop() waited for the warm-up"
+    assert not service.socket_path(config).exists()
+    assert svc._thread is not None
+    svc._thread.join(timeout=10)
+    assert not svc._thread.is_alive()  # after its warm-up the thread ends without serving
+
+
 def test_no_watcher_or_a_dead_socket_falls_back_at_once(
     vault: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

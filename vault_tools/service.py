@@ -244,6 +244,9 @@ class RecallService:
         self._thread: threading.Thread | None = None
         self._recaller: Recaller | None = None
         self._stopping = threading.Event()
+        #: Guards the hand-over between a stop() and the serving thread's start of serve_forever().
+        self._serving_lock = threading.Lock()
+        self._serving = False
         self._last_request = time.monotonic()
 
     def idle_for(self) -> float:
@@ -298,10 +301,13 @@ class RecallService:
         return server
 
     def _serve(self, server: socketserver.UnixStreamServer) -> None:
-        # The server is passed in: stop() may already have cleared self._server. serve_forever()
-        # runs even then, because it is what releases a shutdown() that is waiting for it.
+        # The server is passed in: stop() may already have cleared self._server.
         if not self._stopping.is_set():
             self._warm_up()
+        with self._serving_lock:
+            if self._stopping.is_set():
+                return  # stopped during the warm-up: stop() did not wait for serve_forever()
+            self._serving = True
         server.serve_forever(poll_interval=0.2)
 
     def _warm_up(self) -> None:
@@ -323,12 +329,18 @@ class RecallService:
         server, self._server = self._server, None
         if server is None:
             return
-        server.shutdown()
+        with self._serving_lock:
+            serving = self._serving
+        if serving:
+            # returns once serve_forever() has seen the request; without serve_forever() running it
+            # would wait for ever, so a stop during the warm-up (which may be opening or healing the
+            # index of a vault being deleted) does not call it
+            server.shutdown()
         server.server_close()
         if self._thread is not None:
             self._thread.join(timeout=5.0)
-        if self._recaller is not None:
-            self._recaller.close()
+        if self._recaller is not None and not (self._thread is not None and self._thread.is_alive()):
+            self._recaller.close()  # not under a warm-up still running: the daemon thread ends with it
             self._recaller = None
         with contextlib.suppress(FileNotFoundError):
             self.path.unlink()
