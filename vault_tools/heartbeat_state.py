@@ -16,6 +16,7 @@ from vault_tools import notes
 from vault_tools.config import Config
 from vault_tools.heartbeat_edits import item_text
 from vault_tools.heartbeat_report import HeartbeatReport
+from vault_tools.locks import HEARTBEAT_LOCK
 
 if TYPE_CHECKING:  # git is imported only when a run needs it
     from vault_tools.gitops import VaultRepo
@@ -27,7 +28,7 @@ JOURNAL_FILE = "journal.json"
 LAST_RUN_FILE = "last-run.json"
 RUNS_LOG = "runs.jsonl"
 STATE_VERSION = 1
-LOCK_NAME = "heartbeat"
+LOCK_NAME = HEARTBEAT_LOCK
 
 
 # ---------------------------------------------------------------------------------------------

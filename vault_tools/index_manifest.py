@@ -21,11 +21,12 @@ from pathlib import Path
 from typing import Any
 
 from vault_tools import notes
+from vault_tools.locks import INDEX_LOCK
 
 INDEX_DIR = "index"
 META_FILE = "meta.json"
 MANIFEST_FILE = "manifest.json"
-LOCK_NAME = "index"
+LOCK_NAME = INDEX_LOCK
 #: A file modified this close to when it was recorded is re-hashed on the next update.
 RACY_SECONDS = 2.0
 

@@ -38,6 +38,8 @@ LOCKS_DIR = "locks"
 WATCH_LOCK = "watch"
 #: Held by a heartbeat or a sync while it runs: one of them at a time.
 HEARTBEAT_LOCK = "heartbeat"
+#: Held while the index is written (an update, a rebuild, a merge).
+INDEX_LOCK = "index"
 #: How long a lock whose recorded owner has died is waited for (see the module docstring).
 DEAD_HOLDER_GRACE_SECONDS = 5.0
 
@@ -96,7 +98,7 @@ def describe_owner(config: Config, name: str) -> str:
 
 #: What a person waiting for a lock may want to know about how long it is held.
 _WHEN_FREE = {
-    "index": " (a watcher holds the index lock only while it indexes)",
+    INDEX_LOCK: " (a watcher holds the index lock only while it indexes)",
     HEARTBEAT_LOCK: " (a heartbeat or a sync holds it for its run)",
 }
 

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from vault_tools import insights, notes
 from vault_tools.errors import ConflictError, GitError, LLMError, UsageError
+from vault_tools.locks import HEARTBEAT_LOCK
 from vault_tools.summary_model import model_bullets
 from vault_tools.summary_text import (
     SUMMARY_DIR,
@@ -65,7 +66,7 @@ __all__ = [
     "write_summary",
 ]
 
-LOCK_NAME = "heartbeat"  # one bot at a time: the heartbeat writes summaries too
+LOCK_NAME = HEARTBEAT_LOCK  # one bot at a time: the heartbeat writes summaries too
 
 
 # ---------------------------------------------------------------------------------------------
