@@ -347,7 +347,7 @@ def merge_policy(choose: Callable[[list[Any]], list[Any] | None]) -> Callable[[A
     def policy(writer: Any, segments: list[Any]) -> list[Any]:
         from whoosh.reading import SegmentReader
 
-        segments = _live_segments(writer, segments)
+        segments = _live_segments(segments)
         group = choose(segments)
         if group is None:
             return segments
@@ -360,10 +360,9 @@ def merge_policy(choose: Callable[[list[Any]], list[Any] | None]) -> Callable[[A
     return policy
 
 
-def _live_segments(writer: Any, segments: list[Any]) -> list[Any]:
+def _live_segments(segments: list[Any]) -> list[Any]:
     """``segments`` without those whose every document is deleted (an edited entry deletes its
     old document; Whoosh itself drops a segment only when it is merged)."""
-    del writer
     return [seg for seg in segments if seg.doc_count() > 0]
 
 
