@@ -1182,3 +1182,23 @@ def test_index_still_exports_the_names_it_had_before_the_split() -> None:
     assert {name: getattr(ix, name, None) for name in moved} == moved
     assert set(moved) <= set(ix.__all__)
     assert all(hasattr(ix, name) for name in ix.__all__)
+
+
+def test_the_manifest_a_process_wrote_reads_back_as_a_fresh_parse_would(tmp_path: Path) -> None:
+    """save_manifest seeds the parse cache with what it wrote; a read must give what parsing the
+    file gives, and a caller's changes to what it got must not reach the next reader."""
+    from vault_tools import index_manifest
+
+    files = {
+        "memory/b.md": ix.FileRecord(10, 2, "beef", 3, 4, ("line 2: bad YAML",)),
+        "MEMORY.md": ix.FileRecord(5, 6, "cafe", 7, 8),
+    }
+    ix.save_manifest(tmp_path, files)
+    served = ix.load_manifest(tmp_path)
+    index_manifest._parsed_manifests.clear()
+    parsed = ix.load_manifest(tmp_path)
+    assert served == parsed == files
+    assert list(served or {}) == list(parsed or {})  # the same order too
+    assert served is not None
+    del served["MEMORY.md"]
+    assert ix.load_manifest(tmp_path) == files

@@ -96,22 +96,33 @@ def _parse_manifest(path: Path, raw: bytes) -> dict[str, FileRecord] | None:
             parsed = {str(rel): FileRecord.from_json(item) for rel, item in data["files"].items()}
     except (ValueError, KeyError, TypeError, AttributeError):
         parsed = None
-    if len(_parsed_manifests) >= 8:  # a process works with one vault, tests with many
-        _parsed_manifests.clear()
-    _parsed_manifests[path] = (raw, parsed)
+    _remember_manifest(path, raw, parsed)
     return parsed
 
 
+def _remember_manifest(path: Path, raw: bytes, parsed: dict[str, FileRecord] | None) -> None:
+    if len(_parsed_manifests) >= 8:  # a process works with one vault, tests with many
+        _parsed_manifests.clear()
+    _parsed_manifests[path] = (raw, parsed)
+
+
 def save_manifest(index_dir: Path, files: Mapping[str, FileRecord]) -> None:
-    data = {"version": MANIFEST_VERSION, "files": {rel: files[rel].to_json() for rel in sorted(files)}}
-    write_json_atomic(index_dir / MANIFEST_FILE, data)
+    """Write the manifest; this process's next read of it (the watcher's, after every batch) is
+    then served from what it wrote, not parsed again."""
+    ordered = {rel: files[rel] for rel in sorted(files)}
+    data = {"version": MANIFEST_VERSION, "files": {rel: record.to_json() for rel, record in ordered.items()}}
+    path = index_dir / MANIFEST_FILE
+    _remember_manifest(path, write_json_atomic(path, data), ordered)
 
 
-def write_json_atomic(path: Path, data: Any) -> None:
-    """Write JSON with a temp file + os.replace (no fsync: state files are disposable)."""
+def write_json_atomic(path: Path, data: Any) -> bytes:
+    """Write JSON with a temp file + os.replace (no fsync: state files are disposable); the bytes
+    written."""
+    raw = json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(data, ensure_ascii=False, separators=(",", ":")), encoding="utf-8")
+    tmp.write_bytes(raw)
     os.replace(tmp, path)
+    return raw
 
 
 def read_json(path: Path) -> dict[str, Any]:
