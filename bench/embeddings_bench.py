@@ -138,24 +138,12 @@ class ModeRetriever(locomo_bench.RecallRetriever):
 
 
 def locomo(args: argparse.Namespace, server: LLMServer) -> None:
-    root = args.locomo.resolve()
-    score = locomo_bench.load_module(root / "score.py", "locomo_score")
-    vaults = args.out / "locomo-vaults"
-    if not (vaults / "manifest.json").exists():
-        subprocess.run(
-            [sys.executable, str(root / "locomo_to_vault.py"), "--out", str(vaults)],
-            check=True,
-            stdout=subprocess.DEVNULL,
-        )
-    data = json.loads(Path(score.find_default_data()).read_text(encoding="utf-8"))
-    manifest = json.loads((vaults / "manifest.json").read_text(encoding="utf-8"))
-    only = {s for s in args.conversations.split(",") if s}
+    dev = locomo_bench.DevHalf.load(args.locomo, args.out / "locomo-vaults", args.conversations)
+    score, vaults = dev.score, dev.vaults
     results = []
     for name, mode, fusion in ROWS:
         retriever = ModeRetriever(score, server, mode, fusion)
-        result = locomo_bench.run(
-            score, name, retriever, data, manifest, vaults, only, args.max_questions, None
-        )
+        result = dev.run(name, retriever, args.max_questions)
         if retriever.skipped:
             result["retriever"] += f" ({retriever.skipped} keyword fallbacks)"
         results.append(result)
@@ -316,24 +304,10 @@ class Offline:
 
 
 def sweep(args: argparse.Namespace, server: LLMServer) -> None:
-    root = args.locomo.resolve()
-    score = locomo_bench.load_module(root / "score.py", "locomo_score")
-    vaults = args.out / "locomo-vaults"
-    data = json.loads(Path(score.find_default_data()).read_text(encoding="utf-8"))
-    manifest = json.loads((vaults / "manifest.json").read_text(encoding="utf-8"))
-    only = {s for s in args.conversations.split(",") if s}
+    dev = locomo_bench.DevHalf.load(args.locomo, args.out / "locomo-vaults", args.conversations)
+    score = dev.score
     store: dict[str, list[Scored]] = {}
-    locomo_bench.run(
-        score,
-        "record",
-        Recording(score, server, store),
-        data,
-        manifest,
-        vaults,
-        only,
-        args.max_questions,
-        None,
-    )
+    dev.run("record", Recording(score, server, store), args.max_questions)
     formulas: dict[str, Formula] = {"keyword only": linear(1.0)}
     for w in (0.6, 0.7, 0.8):
         formulas[f"linear {w}"] = linear(w)
@@ -343,17 +317,7 @@ def sweep(args: argparse.Namespace, server: LLMServer) -> None:
     print("\n| formula | " + " | ".join(names[c] for c in (4, 1, 2, 3, 5)) + " | all R@10 | all R@5 |")
     print("|---|---|---|---|---|---|---|---|")
     for name, formula in formulas.items():
-        r = locomo_bench.run(
-            score,
-            name,
-            Offline(score, store, formula),
-            data,
-            manifest,
-            vaults,
-            only,
-            args.max_questions,
-            None,
-        )
+        r = dev.run(name, Offline(score, store, formula), args.max_questions)
         cells = [r["by_category"][names[c]].get("R@10", float("nan")) for c in (4, 1, 2, 3, 5)]
         a = r["overall_incl_adversarial"]
         print(

@@ -83,35 +83,57 @@ class RecallRetriever:
         return [self.score.Hit(h.path, h.line, h.end_line) for h in result.results]
 
 
-def run(
-    score: ModuleType,
-    label: str,
-    retriever: Any,
-    data: list[Any],
-    manifest: dict[str, Any],
-    vaults: Path,
-    only: set[str],
-    max_questions: int,
-    per_query: Any,
-) -> dict[str, Any]:
-    """The scorer's ``run_one`` loop with a retriever object instead of a name."""
-    original = score.make_retriever  # type: ignore[attr-defined]
-    score.make_retriever = lambda name, args: retriever  # type: ignore[attr-defined]
-    args = argparse.Namespace(
-        label=label,
-        vaults=str(vaults),
-        conversations=",".join(sorted(only)),
-        max_questions=max_questions,
-        limit=max(KS),
-    )
-    try:
-        started = time.perf_counter()
-        result: dict[str, Any] = score.run_one(label, args, data, manifest, KS, per_query)
-        result["seconds"] = time.perf_counter() - started
-        result["retriever"] = label
-        return result
-    finally:
-        score.make_retriever = original  # type: ignore[attr-defined]
+@dataclasses.dataclass
+class DevHalf:
+    """The LoCoMo dev half converted to vaults, with the shared scorer that scores runs over it."""
+
+    score: ModuleType
+    data: list[Any]
+    manifest: dict[str, Any]
+    vaults: Path
+    only: set[str]  # conversation ids to run; empty: all
+
+    @classmethod
+    def load(cls, locomo: Path, vaults: Path, conversations: str = "") -> DevHalf:
+        """Load the scorer from ``locomo`` and convert the data into ``vaults`` unless it is there."""
+        locomo = locomo.resolve()
+        if not (locomo / "score.py").exists():
+            raise SystemExit(f"{locomo} has no score.py: pass --locomo with the LoCoMo folder")
+        score = load_module(locomo / "score.py", "locomo_score")
+        if not (vaults / "manifest.json").exists():
+            subprocess.run(
+                [sys.executable, str(locomo / "locomo_to_vault.py"), "--out", str(vaults)],
+                check=True,
+                stdout=subprocess.DEVNULL,
+            )
+        return cls(
+            score=score,
+            data=json.loads(Path(score.find_default_data()).read_text(encoding="utf-8")),
+            manifest=json.loads((vaults / "manifest.json").read_text(encoding="utf-8")),
+            vaults=vaults,
+            only={s for s in conversations.split(",") if s},
+        )
+
+    def run(self, label: str, retriever: Any, max_questions: int, per_query: Any = None) -> dict[str, Any]:
+        """The scorer's ``run_one`` loop with a retriever object instead of a name."""
+        score = self.score
+        original = score.make_retriever  # type: ignore[attr-defined]
+        score.make_retriever = lambda name, args: retriever  # type: ignore[attr-defined]
+        args = argparse.Namespace(
+            label=label,
+            vaults=str(self.vaults),
+            conversations=",".join(sorted(self.only)),
+            max_questions=max_questions,
+            limit=max(KS),
+        )
+        try:
+            started = time.perf_counter()
+            result: dict[str, Any] = score.run_one(label, args, self.data, self.manifest, KS, per_query)
+            result["seconds"] = time.perf_counter() - started
+            result["retriever"] = label
+            return result
+        finally:
+            score.make_retriever = original  # type: ignore[attr-defined]
 
 
 def variants() -> dict[str, Tuning]:
@@ -188,20 +210,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tables", type=Path, help="also write the scorer's full tables here")
     args = parser.parse_args(argv)
 
-    locomo = args.locomo.resolve()
-    if not (locomo / "score.py").exists():
-        raise SystemExit(f"{locomo} has no score.py: pass --locomo with the LoCoMo folder")
-    score = load_module(locomo / "score.py", "locomo_score")
-    vaults = args.vaults or Path(tempfile.mkdtemp(prefix="locomo-"))
-    if not (vaults / "manifest.json").exists():
-        subprocess.run(
-            [sys.executable, str(locomo / "locomo_to_vault.py"), "--out", str(vaults)],
-            check=True,
-            stdout=subprocess.DEVNULL,
-        )
-    data = json.loads(Path(score.find_default_data()).read_text(encoding="utf-8"))
-    manifest = json.loads((vaults / "manifest.json").read_text(encoding="utf-8"))
-    only = {s for s in args.conversations.split(",") if s}
+    dev = DevHalf.load(
+        args.locomo, args.vaults or Path(tempfile.mkdtemp(prefix="locomo-")), args.conversations
+    )
+    score = dev.score
 
     rows: dict[str, Callable[[], Any]] = {}
     for name, tuning in (variants() if args.variants else {"recall (shipped)": DEFAULT_TUNING}).items():
@@ -213,14 +225,11 @@ def main(argv: list[str] | None = None) -> int:
         rows["BM25F (whoosh-stop)"] = lambda: score.WhooshBM25F(stop=True)
     per_query = args.per_query.open("w", encoding="utf-8") if args.per_query else None
     try:
-        results = [
-            run(score, name, make(), data, manifest, vaults, only, args.max_questions, per_query)
-            for name, make in rows.items()
-        ]
+        results = [dev.run(name, make(), args.max_questions, per_query) for name, make in rows.items()]
     finally:
         if per_query:
             per_query.close()
-    print(f"LoCoMo dev half, {vaults}, {dt.date.today()}")
+    print(f"LoCoMo dev half, {dev.vaults}, {dt.date.today()}")
     print_rows(score, results)
     if args.tables:
         with args.tables.open("w", encoding="utf-8") as out:
