@@ -302,6 +302,17 @@ def note_documents(
     positions ``only`` lists. Each text is analysed once, and only when a document needs it.
     ``firsts``: :func:`first_entries` of the note, when the caller has it."""
     entries = note.entries
+    chosen = first_entries(entries) if firsts is None else firsts
+    if only is not None:
+        chosen = [first for first in chosen if first[0] in only]
+    return entry_documents(entries, note.digest, chosen)
+
+
+def entry_documents(
+    entries: Sequence[notes.Entry], file_hash: str, firsts: Firsts
+) -> Iterator[dict[str, Any]]:
+    """The documents of the entries ``firsts`` names (positions in ``entries``, a note's entries
+    or a run of them that holds every neighbour named), read from a file with hash ``file_hash``."""
     counts: dict[int, dict[str, int]] = {}
 
     def counted(i: int) -> dict[str, int]:
@@ -310,13 +321,11 @@ def note_documents(
             found = counts[i] = index_term_counts(entries[i].text)
         return found
 
-    for i, before, after in first_entries(entries) if firsts is None else firsts:
-        if only is not None and i not in only:
-            continue
+    for i, before, after in firsts:
         entry = entries[i]
         yield entry_document(
             entry,
-            note.digest,
+            file_hash,
             _summed_counts([counted(j) for j in before]),
             _summed_counts([counted(j) for j in after]),
             text_terms=counted(i),
@@ -442,20 +451,20 @@ def neighbours(entries: Sequence[notes.Entry]) -> list[tuple[list[int], list[int
     when every chat that may see the entry may see it too: a #private line never makes a
     personal one match, a personal line never makes a shared one match.
     """
-    out: list[tuple[list[int], list[int]]] = []
-    for i, entry in enumerate(entries):
-        if entry.kind == "memory":
-            out.append(([], []))
-            continue
-        before = range(max(0, i - NEIGHBOURS_BEFORE), i)
-        after = range(i + 1, min(len(entries), i + 1 + NEIGHBOURS_AFTER))
-        out.append(
-            (
-                [j for j in before if _is_neighbour(entry, entries[j])],
-                [j for j in after if _is_neighbour(entry, entries[j])],
-            )
-        )
-    return out
+    return [entry_neighbours(entries, i) for i in range(len(entries))]
+
+
+def entry_neighbours(entries: Sequence[notes.Entry], i: int) -> tuple[list[int], list[int]]:
+    """(indexes before, indexes after) of the neighbours of ``entries[i]`` (see :func:`neighbours`)."""
+    entry = entries[i]
+    if entry.kind == "memory":
+        return [], []
+    before = range(max(0, i - NEIGHBOURS_BEFORE), i)
+    after = range(i + 1, min(len(entries), i + 1 + NEIGHBOURS_AFTER))
+    return (
+        [j for j in before if _is_neighbour(entry, entries[j])],
+        [j for j in after if _is_neighbour(entry, entries[j])],
+    )
 
 
 def _is_neighbour(entry: notes.Entry, other: notes.Entry) -> bool:

@@ -244,13 +244,19 @@ def unchanged(record: FileRecord | None, path: Path) -> bool:
 
 
 def file_record(st: os.stat_result, note: notes.Note, entries: int) -> FileRecord:
+    warnings = tuple(w.message if w.line is None else f"line {w.line}: {w.message}" for w in note.warnings)
+    return new_record(st, note.digest, entries, warnings)
+
+
+def new_record(st: os.stat_result, sha256: str, entries: int, warnings: tuple[str, ...] = ()) -> FileRecord:
+    """The record of a file with stat ``st`` and hash ``sha256`` whose ``entries`` are indexed now."""
     return FileRecord(
         size=st.st_size,
         mtime_ns=st.st_mtime_ns,
-        sha256=note.digest,
+        sha256=sha256,
         entries=entries,
         seen_ns=time.time_ns(),
-        warnings=tuple(w.message if w.line is None else f"line {w.line}: {w.message}" for w in note.warnings),
+        warnings=warnings,
     )
 
 

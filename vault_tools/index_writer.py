@@ -12,6 +12,7 @@ state is set by ``Index.__init__``).
 
 from __future__ import annotations
 
+import hashlib
 import math
 import os
 import sys
@@ -21,7 +22,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from vault_tools import notes
+from vault_tools import note_tail, notes
 from vault_tools.config import Config
 from vault_tools.index_documents import (
     F_END,
@@ -29,6 +30,7 @@ from vault_tools.index_documents import (
     F_PATH,
     F_START,
     Firsts,
+    entry_documents,
     entry_fingerprints,
     first_entries,
     note_documents,
@@ -45,11 +47,13 @@ from vault_tools.index_manifest import (
     is_note_dir_rel,
     is_note_rel,
     load_manifest,
+    new_record,
     save_manifest,
     scan_note_stats,
     scan_notes,
     unchanged,
 )
+from vault_tools.index_tail import TAIL_ENTRIES, Rows, plan_append
 
 #: Segments merge by size class, this many of a class at a time (see tiered_merge).
 MERGE_FACTOR = 4
@@ -124,10 +128,17 @@ class Interrupted(Exception):
 class KnownFile:
     """What this process last wrote (or compared) for a file: the hash of the content, and per
     entry id the entry's fingerprint (index_documents.entry_fingerprints) and the lines its live
-    document holds. Valid while nobody else has committed to the index since (its generation)."""
+    document holds. Valid while nobody else has committed to the index since (its generation).
+
+    And, to read only what is appended next (:mod:`vault_tools.note_tail`): how the file ends,
+    where the id of each entry of that end is first seen (:mod:`vault_tools.index_tail`), and
+    its line-table rows."""
 
     digest: str
-    rows: dict[str, tuple[int, int, int]]
+    rows: Rows
+    end: note_tail.NoteEnd | None = None
+    end_firsts: tuple[int, ...] = ()
+    moved: dict[str, list[int]] = field(default_factory=dict)
 
 
 class IndexWriting:
@@ -281,34 +292,37 @@ class IndexWriting:
         return os.stat(self.dir).st_ino, ix.latest_generation()
 
     def _apply_one(self, batch: _Batch, rel: str, path: Path | None, *, force: bool, purge: bool) -> None:
-        """Hash first; parse only when the content is not what the manifest already holds."""
-        if path is None:
+        """Hash first; parse only when the content is not what the manifest already holds, and
+        only what was appended when that is all that changed."""
+        read = None if path is None else self._read_bytes(path, batch.report)
+        if path is None or read is None:
             batch.remove(rel, purge=purge)
             return
+        st, data = read
         old = batch.manifest.get(rel)
         if old is not None and not force:
-            try:
-                st = path.stat()
-                digest = file_sha256(path, strict=True)
-            except FileNotFoundError:
-                batch.remove(rel, purge=purge)
+            if batch.put_appended(rel, st, data, old):
                 return
-            except OSError:
-                digest = None  # let _read say what is wrong
-            if digest == old.sha256:
+            if hashlib.sha256(data).hexdigest() == old.sha256:
                 batch.refresh(rel, st, old)
                 return
-        note = self._read(path, batch.report)
-        if note is None:
-            batch.remove(rel, purge=purge)
-        else:
-            batch.put(rel, *note, force=force)
+        batch.put(rel, st, notes.parse_note(path, self.vault, data), len(data), force=force)
 
     def _read(self, path: Path, report: UpdateReport) -> tuple[os.stat_result, notes.Note] | None:
         """Stat (first) and read one note; None when it is gone."""
         try:
             st = path.stat()
             return st, notes.read_note(path, self.vault)
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            report.warnings.append(f"{path}: could not be read ({exc.strerror}); not indexed")
+            return None
+
+    def _read_bytes(self, path: Path, report: UpdateReport) -> tuple[os.stat_result, bytes] | None:
+        """Stat (first) and read one note's bytes; None when it is gone or cannot be read."""
+        try:
+            return path.stat(), path.read_bytes()
         except FileNotFoundError:
             return None
         except OSError as exc:
@@ -402,6 +416,17 @@ def forced_group(segments: list[Any], max_docs: int) -> list[Any] | None:
 Fingerprints = dict[str, tuple[int, int]]
 
 
+@dataclass(frozen=True)
+class _Read:
+    """A note read in full for an update: from ``size`` bytes, its first entries and their
+    fingerprints."""
+
+    note: notes.Note
+    size: int
+    firsts: Firsts
+    fingerprints: Fingerprints
+
+
 class _Batch:
     """The changes of one update: a writer opened on first need, the manifest and the line table
     (:mod:`vault_tools.index_lines`) edited alongside."""
@@ -464,7 +489,8 @@ class _Batch:
             )
             self.dirty = True
 
-    def put(self, rel: str, st: os.stat_result, note: notes.Note, *, force: bool) -> None:
+    def put(self, rel: str, st: os.stat_result, note: notes.Note, size: int, *, force: bool) -> None:
+        """Index ``note``, read from ``size`` bytes, as the file ``rel`` with stat ``st``."""
         old = self.manifest.get(rel)
         if old is not None and old.sha256 == note.digest and not force:
             if not old.same_stat(st):
@@ -480,9 +506,12 @@ class _Batch:
             self._set_moved(rel, {})
             self._forget(rel)
         else:
-            count = self._put_changed(rel, note, old)
+            count = self._put_changed(rel, note, size, old)
         self.manifest[rel] = file_record(st, note, count)
         self.report.warnings += [str(w) for w in note.warnings]
+        self._count_update(old, count)
+
+    def _count_update(self, old: FileRecord | None, count: int) -> None:
         if old is None:
             self.report.added += 1
         else:
@@ -491,16 +520,41 @@ class _Batch:
         self.report.entries_added += count
         self.dirty = True
 
-    def _remember(self, rel: str, digest: str, rows: dict[str, tuple[int, int, int]]) -> None:
+    def put_appended(self, rel: str, st: os.stat_result, data: bytes, old: FileRecord) -> bool:
+        """Index ``data`` by reading only what was appended to the content this process last
+        wrote for ``rel`` (:mod:`vault_tools.index_tail`); False when it is not an append to it."""
+        known = self._known_before.get(rel)
+        if known is None or known.end is None or known.digest != old.sha256:
+            return False
+        appended = note_tail.read_appended(known.end, data)
+        if appended is None:
+            return False
+        plan = plan_append(appended, known.rows, known.moved, known.end_firsts)
+        writer = self._writer()
+        for entry_id in plan.stale:
+            writer.delete_by_term(F_ID, entry_id)
+        for doc in entry_documents(appended.entries, appended.digest, plan.write):
+            writer.add_document(**doc)
+        if plan.moved != known.moved:
+            self._set_moved(rel, plan.moved)
+        self.manifest[rel] = new_record(st, appended.digest, len(plan.rows))
+        self._count_update(old, len(plan.rows))
+        end = note_tail.appended_end(appended, TAIL_ENTRIES)
+        self.known[rel] = KnownFile(appended.digest, plan.rows, end, plan.end_firsts, plan.moved)
+        return True
+
+    def _remember(self, rel: str, read: _Read, rows: Rows, moved: dict[str, list[int]]) -> None:
         if len(rows) < KNOWN_MIN_ENTRIES:
             self._forget(rel)  # reading a short file's documents costs little: remember only long ones
-        else:
-            self.known[rel] = KnownFile(digest, rows)
+            return
+        end = note_tail.note_end(read.note, read.size, TAIL_ENTRIES)
+        end_firsts = () if end is None else tuple(read.fingerprints[entry.id][0] for entry in end.tail)
+        self.known[rel] = KnownFile(read.note.digest, rows, end, end_firsts, moved)
 
     def _forget(self, rel: str) -> None:
         self.known[rel] = KnownFile("", {})  # matches no content: the next update reads the documents
 
-    def _put_changed(self, rel: str, note: notes.Note, old: FileRecord | None) -> int:
+    def _put_changed(self, rel: str, note: notes.Note, size: int, old: FileRecord | None) -> int:
         """Write only the entries of ``rel`` that differ from its live documents; the entry count.
 
         Re-adding a whole file per save made every save cost as much as the file is long: an
@@ -510,20 +564,21 @@ class _Batch:
         and, when lines above it came or went, its old lines: the line table says where it is.
         """
         firsts = first_entries(note.entries)
-        fingerprints = entry_fingerprints(note, firsts)
+        read = _Read(note, size, firsts, entry_fingerprints(note, firsts))
         known = self._known_before.get(rel)
         remembered = known is not None and old is not None and known.digest == old.sha256
-        if not (remembered and known is not None and self._put_known(rel, note, known, fingerprints, firsts)):
-            self._put_read(rel, note, fingerprints, firsts)
-        return len(fingerprints)
+        if not (remembered and known is not None and self._put_known(rel, read, known)):
+            self._put_read(rel, read)
+        return len(read.fingerprints)
 
-    def _put_read(self, rel: str, note: notes.Note, fingerprints: Fingerprints, firsts: Firsts) -> None:
+    def _put_read(self, rel: str, read: _Read) -> None:
         """Compare with the file's live documents, read from the index."""
+        note, fingerprints = read.note, read.fingerprints
         writer = self._writer()
         live = self._live_documents(rel)
         moved: dict[str, list[int]] = {}
         rows: dict[str, tuple[int, int, int]] = {}
-        for doc in note_documents(note, firsts=firsts):
+        for doc in note_documents(note, firsts=read.firsts):
             entry_id = doc[F_ID]
             docnum, stored = live.pop(entry_id, (None, None))
             if stored is not None and same_document(stored, doc, lines=False):
@@ -539,13 +594,12 @@ class _Batch:
         for docnum, _stored in live.values():
             writer.delete_document(docnum)
         self._set_moved(rel, moved)
-        self._remember(rel, note.digest, rows)
+        self._remember(rel, read, rows, moved)
 
-    def _put_known(
-        self, rel: str, note: notes.Note, known: KnownFile, fingerprints: Fingerprints, firsts: Firsts
-    ) -> bool:
+    def _put_known(self, rel: str, read: _Read, known: KnownFile) -> bool:
         """Compare with what this process wrote for the file (no document is read); False when
         so much changed that reading the documents is cheaper."""
+        note, fingerprints = read.note, read.fingerprints
         changed = {
             entry_id: position
             for entry_id, (position, fingerprint) in fingerprints.items()
@@ -557,7 +611,7 @@ class _Batch:
         writer = self._writer()
         for entry_id in stale:
             writer.delete_by_term(F_ID, entry_id)
-        for doc in note_documents(note, only=set(changed.values()), firsts=firsts):
+        for doc in note_documents(note, only=set(changed.values()), firsts=read.firsts):
             writer.add_document(**doc)
         rows: dict[str, tuple[int, int, int]] = {}
         moved: dict[str, list[int]] = {}
@@ -570,7 +624,7 @@ class _Batch:
             if (start, end) != (entry.start_line, entry.end_line):
                 moved[entry_id] = [start, entry.start_line, entry.end_line]
         self._set_moved(rel, moved)
-        self._remember(rel, note.digest, rows)
+        self._remember(rel, read, rows, moved)
         return True
 
     def _live_documents(self, rel: str) -> dict[str, tuple[int, dict[str, Any]]]:

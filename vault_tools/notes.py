@@ -18,7 +18,7 @@ import hashlib
 import os
 import re
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
@@ -221,12 +221,16 @@ def decode(data: bytes, path: Path, warnings: list[Warning_]) -> str | None:
 
 def read_note(path: Path, vault: Path, *, max_bytes: int = MAX_NOTE_BYTES) -> Note:
     """Read one Markdown file into a :class:`Note`. Never raises for bad content: see ``warnings``."""
+    return parse_note(path, vault, path.read_bytes(), max_bytes=max_bytes)
+
+
+def parse_note(path: Path, vault: Path, data: bytes, *, max_bytes: int = MAX_NOTE_BYTES) -> Note:
+    """The :class:`Note` of ``path`` when it holds ``data`` (what :func:`read_note` read)."""
     rel_path = relative_posix(path, vault)
     kind, date = classify(rel_path)
     warnings: list[Warning_] = []
     if kind == "note" and rel_path.startswith("memory/") and not rel_path.startswith("memory/archive/"):
         warnings.append(Warning_(path, "name is not a date (YYYY-MM-DD.md); indexed as an undated note"))
-    data = path.read_bytes()
     note = Note(path, rel_path, kind, date, [], {}, 0, [], warnings, hashlib.sha256(data).hexdigest())
     if len(data) > max_bytes:
         warnings.append(
@@ -324,9 +328,9 @@ def note_visibility(front_matter: dict[str, Any]) -> Visibility:
 # Entries
 
 
-def block_spans(lines: list[str], body_start: int) -> Iterable[tuple[int, int, str]]:
-    """Yield (start, end exclusive, section) for every entry block in the body."""
-    section = ""
+def block_spans(lines: list[str], body_start: int, section: str = "") -> Iterable[tuple[int, int, str]]:
+    """Yield (start, end exclusive, section) for every entry block in the body (from ``body_start``,
+    which is in ``section``)."""
     index = body_start
     while index < len(lines):
         line = strip_eol(lines[index]).lstrip(BOM)
@@ -391,14 +395,24 @@ def skip_fence(lines: list[str], index: int) -> int:
 
 
 def parse_entries(note: Note) -> Iterable[Entry]:
+    return parse_blocks(note, note.lines, note.body_start)
+
+
+def parse_blocks(
+    note: Note, lines: list[str], start: int, *, first_line: int = 0, section: str = ""
+) -> Iterator[Entry]:
+    """The entries of ``note`` in ``lines`` from index ``start`` (in ``section``) on, where
+    ``lines`` are the note's lines from its line index ``first_line`` on (all of them: 0)."""
     base_tags = front_matter_tags(note.front_matter)
     base_visibility = note_visibility(note.front_matter)
-    for start, end, section in block_spans(note.lines, note.body_start):
+    for begin, end, in_section in block_spans(lines, start, section):
         raw_lines = [
             strip_eol(line).lstrip(BOM) if i == 0 else strip_eol(line)
-            for i, line in enumerate(note.lines[start:end])
+            for i, line in enumerate(lines[begin:end])
         ]
-        yield make_entry(note, start + 1, end, raw_lines, section, base_tags, base_visibility)
+        yield make_entry(
+            note, first_line + begin + 1, first_line + end, raw_lines, in_section, base_tags, base_visibility
+        )
 
 
 def make_entry(
