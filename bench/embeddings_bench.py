@@ -57,11 +57,20 @@ MODEL = "all-MiniLM-L6-v2"
 ROWS: list[tuple[str, str, Fusion]] = [
     ("keyword", "keyword", DEFAULT_FUSION),
     ("semantic", "semantic", DEFAULT_FUSION),
-    ("hybrid, linear 0.8 keyword + neighbours 0.9 (shipped)", "hybrid", DEFAULT_FUSION),
-    ("hybrid, linear 0.7 keyword + neighbours 0.9", "hybrid", Fusion(keyword_weight=0.7)),
-    ("hybrid, linear 0.8 keyword, no neighbours", "hybrid", Fusion(neighbour_weight=0.0)),
-    ("hybrid, linear 0.5/0.5 + neighbours 0.9", "hybrid", Fusion(keyword_weight=0.5)),
-    ("hybrid, RRF k=60", "hybrid", Fusion(method="rrf", neighbour_weight=0.0)),
+    ("hybrid, linear 0.7, spread cosines + neighbours 0.9 (shipped)", "hybrid", DEFAULT_FUSION),
+    ("hybrid, linear 0.8, spread cosines + neighbours 0.9", "hybrid", Fusion(keyword_weight=0.8)),
+    ("hybrid, linear 0.6, spread cosines + neighbours 0.9", "hybrid", Fusion(keyword_weight=0.6)),
+    ("hybrid, linear 0.7, spread cosines, no neighbours", "hybrid", Fusion(neighbour_weight=0.0)),
+    (
+        "hybrid, linear 0.8, cosine / best + neighbours 0.9 (last release)",
+        "hybrid",
+        Fusion(keyword_weight=0.8, spread=False),
+    ),
+    (
+        "hybrid, linear 0.7, cosine / best + neighbours 0.9",
+        "hybrid",
+        Fusion(keyword_weight=0.7, spread=False),
+    ),
     ("hybrid, RRF k=60 + neighbours 0.9", "hybrid", Fusion(method="rrf")),
 ]
 
@@ -201,8 +210,8 @@ class Recording(ModeRetriever):
         seen: list[Scored] = []
         sims: list[Any] = []
 
-        def similarities(index: Any, searcher: Any, vector: Any) -> Any:
-            found = real_sims(index, searcher, vector)
+        def similarities(index: Any, searcher: Any, vector: Any, lines: Any = None) -> Any:
+            found = real_sims(index, searcher, vector, lines)
             if not sims:
                 sims.append((found, _neighbours(searcher)))
             return found

@@ -17,11 +17,27 @@ def candidate(keyword: float, recency: float = 1.0) -> Candidate:
 
 def test_hybrid_mixes_the_max_normalised_scores_with_the_keywords_leading() -> None:
     words, meaning, both = candidate(10.0), candidate(0.0), candidate(5.0)
-    fuse([words, meaning, both], [0.1, 0.8, 0.4], "hybrid", Fusion(keyword_weight=0.8))
+    fuse([words, meaning, both], [0.1, 0.8, 0.4], "hybrid", Fusion(keyword_weight=0.8, spread=False))
     assert words.score == pytest.approx(0.8 + 0.2 * 0.1 / 0.8)
     assert meaning.score == pytest.approx(0.2)
     assert both.score == pytest.approx(0.8 * 0.5 + 0.2 * 0.5)
     assert words.parts["keyword"] == 10.0 and meaning.parts["cosine"] == 0.8
+
+
+def test_hybrid_measures_cosines_from_the_lowest_candidates_so_a_weak_match_adds_nothing() -> None:
+    words, meaning, both = candidate(10.0), candidate(0.0), candidate(5.0)
+    fuse([words, meaning, both], [0.1, 0.8, 0.4], "hybrid", Fusion(keyword_weight=0.7))
+    assert words.score == pytest.approx(0.7)  # the lowest cosine: no semantic share at all
+    assert meaning.score == pytest.approx(0.3)
+    assert both.score == pytest.approx(0.7 * 0.5 + 0.3 * 0.3 / 0.7)
+    assert meaning.parts["cosine"] == 0.8 and meaning.parts["semantic"] == pytest.approx(0.7)
+
+
+def test_an_entry_without_a_vector_does_not_lower_the_floor() -> None:
+    private, near, far = candidate(1.0), candidate(1.0), candidate(1.0)
+    fuse([private, near, far], [None, 0.5, 0.3], "hybrid", Fusion(keyword_weight=0.5))
+    assert private.score == far.score == pytest.approx(0.5)
+    assert near.score == pytest.approx(1.0)
 
 
 def test_semantic_ranks_by_cosine_times_the_same_priors() -> None:

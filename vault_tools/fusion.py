@@ -6,19 +6,24 @@ filters. Each gets both signals: its keyword score (BM25F x coordination x the p
 cosine of its vector with the question's times the same priors (recency, importance, source, the
 word window), so a time phrase ranks vector hits as it ranks keyword hits.
 
-``hybrid`` fuses the two linearly: ``0.8 x keyword / best keyword + 0.2 x semantic / best
-semantic`` over the question's candidates, where an entry's similarity is at least 0.9 x that of
-a neighbour (the two entries before and after it in its file and section, within the same privacy
-boundary as the keyword neighbours): in notes and conversations the line after a question answers
-it in other words. Chosen on ``bench/embeddings_bench.py`` with all-MiniLM-L6-v2. LoCoMo dev half,
-R@10 of all 997 questions (keyword alone 0.782): reciprocal-rank fusion (k = 60) 0.680, RRF with
-neighbours 0.743, linear 0.8 0.788, linear 0.7 with neighbours 0.797, linear 0.8 with
-neighbours 0.805. Our own set, R@10 of its Chinese questions (keyword 0.954): linear 0.7 with
-neighbours 0.941, linear 0.8 with neighbours 0.954 (MiniLM is an English model). 0.8 with the
-neighbours is the best mix that is no more than 0.01 below the keywords on any slice of either
-set (the README has the tables). RRF gives a retriever much weaker
-than the keywords an equal say in every question; the linear mix lets the vectors break ties and
-bring in paraphrases without pushing out what the words found.
+``hybrid`` fuses the two linearly: ``0.7 x keyword / best keyword + 0.3 x semantic / best
+semantic`` over the question's candidates. The semantic score starts from the cosine *above the
+lowest cosine among the candidates* (:func:`_spread`): a sentence model's cosines crowd into a
+narrow band, and measured from zero an unrelated candidate kept half the semantic share. An
+entry's similarity is at least 0.9 x that of a neighbour (the two entries before and after it in
+its file and section, within the same privacy boundary as the keyword neighbours): in notes and
+conversations the line after a question answers it in other words.
+
+Chosen on ``bench/embeddings_bench.py`` with all-MiniLM-L6-v2, each entry embedded after the turn
+before it. LoCoMo dev half, R@10 of all 997 questions (keyword alone 0.801): cosine / best at 0.8
+(the last release) 0.810, at 0.7 0.816; spread cosines at 0.8 0.814, 0.7 0.818, 0.6 0.820;
+reciprocal-rank fusion (k = 60) 0.748. Our own set (keyword 0.964, Chinese 0.954): spread at 0.7
+0.980 with Chinese 0.967 and R@5 0.968 (the last release 0.958); at 0.6 the Chinese slice falls
+back to 0.954 and the keyword-style slice below the keywords' (MiniLM is an English model). So
+0.7 with spread cosines: the best mix that is no worse than the keywords on any slice of either
+set (the README has the tables). RRF gives a retriever much weaker than the keywords an equal say
+in every question; the linear mix lets the vectors break ties and bring in paraphrases without
+pushing out what the words found.
 ``semantic`` ranks by the semantic score alone (the neighbours included).
 """
 
@@ -42,7 +47,8 @@ class Fusion:
 
     method: str = "linear"  # "linear" | "rrf"
     rrf_k: float = 60.0
-    keyword_weight: float = 0.8  # linear: the keyword share of the mix
+    keyword_weight: float = 0.7  # linear: the keyword share of the mix
+    spread: bool = True  # linear: cosines measured from the candidates' lowest (see _spread)
     semantic_weight: float = 1.0  # rrf: the semantic list's weight (the keyword list's is 1)
     neighbour_weight: float = 0.9  # an entry's similarity is at least this x its neighbours' (0: off)
 
@@ -67,13 +73,28 @@ def _ranks(values: Sequence[float]) -> list[int | None]:
     return ranks
 
 
+def _spread(cosines: Sequence[float | None]) -> list[float]:
+    """Each cosine above the lowest cosine among the candidates that have a vector (0 without one).
+
+    A sentence model's cosines sit in a narrow band (all-MiniLM-L6-v2: 0.1-0.6 for anything in a
+    vault), so divided by the best alone even an unrelated candidate keeps half the semantic share
+    and the vector side adds mostly noise. Measured from the floor, the band spreads over 0-1 like
+    the keyword side does."""
+    known = [max(c, 0.0) for c in cosines if c is not None]
+    floor = min(known) if len(known) > 1 else 0.0
+    return [max(c - floor, 0.0) if c is not None else 0.0 for c in cosines]
+
+
 def fuse(candidates: Sequence[Candidate], cosines: Sequence[float | None], mode: str, fusion: Fusion) -> None:
     """Set ``score`` and ``parts`` of each candidate (already rescored by keywords) for ``mode``."""
     keyword = [c.score for c in candidates]
-    semantic = [max(cos or 0.0, 0.0) * _priors(c) for c, cos in zip(candidates, cosines, strict=True)]
+    priors = [_priors(c) for c in candidates]
+    semantic = [max(cos or 0.0, 0.0) * p for cos, p in zip(cosines, priors, strict=True)]
     if mode == "semantic":
         fused = semantic
     elif fusion.method == "linear":
+        if fusion.spread:
+            semantic = [s * p for s, p in zip(_spread(cosines), priors, strict=True)]
         top_k, top_s = max(keyword, default=0.0) or 1.0, max(semantic, default=0.0) or 1.0
         w = fusion.keyword_weight
         fused = [w * k / top_k + (1 - w) * s / top_s for k, s in zip(keyword, semantic, strict=True)]
