@@ -136,3 +136,22 @@ def test_a_note_another_process_wrote_to_meanwhile_is_read_in_full(
         writer.update([path])
     assert appends_read == ["memory/2026-03-20.md"]
     assert indexed(watcher, "memory/2026-03-20.md") == built(path, vault)
+
+
+def test_a_merge_this_process_made_keeps_what_it_remembers(tmp_path: Path, appends_read: list[str]) -> None:
+    """The watcher merges segments when idle: the next append is still read from the end."""
+    vault = tmp_path / "vault"
+    text = "# Day\n- one\n"
+    path = write(vault / "memory" / "2026-03-20.md", text)
+    idx = Index(load_config(vault))
+    idx.ensure_current()
+    for n in range(8):
+        text += f"- line {n}\n"
+        path.write_text(text, encoding="utf-8")
+        idx.update([path])
+    assert idx.maintain(optimize=True)  # the appends deleted many documents: rewritten as one segment
+    read = len(appends_read)
+    path.write_text(text + "- after the merge\n", encoding="utf-8")
+    idx.update([path])
+    assert len(appends_read) == read + 1
+    assert indexed(idx, "memory/2026-03-20.md") == built(path, vault)

@@ -426,7 +426,9 @@ class Index(IndexDoctor):
 
     def _maintain_locked(self, *, max_docs: int, optimize: bool) -> bool:
         self._ix = None
-        writer = self._open_ix().writer(timeout=5.0)
+        ix = self._open_ix()
+        remembered = self._known_stamp == self._index_stamp(ix)
+        writer = ix.writer(timeout=5.0)
         segments = list(writer.segments)
         total = sum(seg.doc_count_all() for seg in segments)
         deleted = total - sum(seg.doc_count() for seg in segments)
@@ -438,6 +440,8 @@ class Index(IndexDoctor):
             writer.cancel()
             return False
         self._ix = None
+        if remembered:  # a merge moves documents and changes none: what this process wrote still holds
+            self._known_stamp = self._index_stamp(self._open_ix())
         return True
 
     # -- checks -------------------------------------------------------------------------------
