@@ -11,8 +11,11 @@ by the next full update.
 
 An update stats every note (:func:`scan_note_stats`, the same files as
 :func:`vault_tools.notes.iter_note_paths` in a few milliseconds): same size and mtime → skipped;
-otherwise the file is hashed, and only a changed hash re-parses and re-indexes it
-(``delete_by_term("path")`` + one document per entry). A file whose mtime is within
+otherwise the file is hashed, and only a changed hash re-parses it; the entries whose documents
+differ (:func:`vault_tools.index_documents.entry_fingerprints`) are written again. A long note that
+only grew at its end is read from its old last entry on (:mod:`vault_tools.note_tail`,
+:mod:`vault_tools.index_tail`), so an append costs the same however long the note is; any doubt
+(not a prefix, read warnings, front matter) takes the full read. A file whose mtime is within
 :data:`RACY_SECONDS` of when it was recorded is re-hashed next time (an edit in the same clock
 tick with the same size would otherwise be missed). All the changes of one update go into one
 commit. A rebuild writes a new index next to the old one (in parallel worker processes for
