@@ -28,6 +28,7 @@ from vault_tools import cli, vector_matrix, vectors
 from vault_tools.config import Config, load_config
 from vault_tools.errors import UsageError
 from vault_tools.index import Index
+from vault_tools.query import vector_text
 from vault_tools.recall import Recaller, recall
 from vault_tools.vector_matrix import load_matrix, matrix_files
 from vault_tools.vectors import Doc, VectorStore, fill_vault, neighbour_table, store_path
@@ -352,6 +353,39 @@ def test_hybrid_is_the_default_and_finds_paraphrases(config: Config) -> None:
     keyword = recall(config, "kitten", as_of=AS_OF, mode="keyword")
     assert keyword.filters["mode"] == "keyword" and not any("小猫" in t for t in texts(keyword))
     assert "laid off" in texts(recall(config, "when did I lose my job", as_of=AS_OF))[0]
+
+
+def test_the_question_is_embedded_without_the_names_of_who_says_entries(
+    notes: Path, server: LLMServer
+) -> None:
+    write(
+        notes / "memory" / "2026-02-27.md",
+        "---\ndate: 2026-02-27\n---\n- 20:10 **Nate**: I won the final of a big Valorant tournament!\n"
+        "- 20:11 **小王**: 恭喜！我最近在学吉他。\n",
+    )
+    config = configure(notes, server)
+    asked: list[str] = []
+    for question in (
+        "What video games does Nate play?",
+        "Is nate's cat ok?",
+        "小王最近在学什么乐器",
+        "Who is Nate?",
+    ):
+        recall(config, question, as_of=AS_OF)
+        asked.append(server.embedding_requests[-1]["input"][0])
+    assert asked == [
+        "What video games does play?",
+        "Is cat ok?",
+        "在学什么乐器",
+        "Who is Nate?",
+    ]  # 最近: a time word
+
+
+def test_a_name_is_taken_out_only_as_a_whole_word() -> None:
+    assert vector_text("Did Ana or Anastasia call about the ANA flight?", ["ana"]) == (
+        "Did or Anastasia call about the flight?"
+    )
+    assert vector_text("budget review", []) == "budget review"
 
 
 def test_semantic_mode_ranks_by_vectors_alone(config: Config) -> None:

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from vault_tools.timewords import DateWindow
 
-__all__ = ["ParsedQuery", "has_topic", "noise_reason", "parse_query"]
+__all__ = ["ParsedQuery", "has_topic", "noise_reason", "parse_query", "vector_text"]
 
 
 # Words that carry no topic in a question about the past. With nothing else left the query
@@ -106,6 +107,29 @@ def noise_reason(text: str) -> str | None:
     if not any(leftover):
         return "the query is only a greeting; nothing to search for"
     return None
+
+
+_HAN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+
+
+def vector_text(keywords: str, speakers: Iterable[str]) -> str:
+    """``keywords`` as the question's vector is asked for: without the names of who says entries.
+
+    The keyword side matches such a name through the speaker field. In a sentence vector it
+    makes every turn of that person look related and hides what is asked about ("what video
+    games does Nate play?" is then mostly "Nate"). LoCoMo dev half, all-MiniLM-L6-v2: semantic
+    R@10 0.583 -> 0.676, hybrid 0.818 -> 0.822 (README). The names are kept when nothing of
+    substance would be left ("who is Nate?"). Fewer names leave the machine too.
+    """
+    text = keywords
+    for name in speakers:
+        if _HAN.search(name):  # no spaces between Chinese words: the name wherever it stands
+            pattern = re.escape(name)
+        else:
+            pattern = rf"(?<![^\W_]){re.escape(name)}(?:['\u2019]s)?(?![^\W_])"
+        text = re.sub(pattern, " ", text, flags=re.IGNORECASE)
+    text = " ".join(text.split())
+    return text if text != keywords and has_topic(text) else keywords
 
 
 def has_topic(keywords: str) -> bool:

@@ -48,7 +48,7 @@ from typing import TYPE_CHECKING, Any
 from vault_tools.config import Config
 from vault_tools.errors import UsageError
 from vault_tools.filters import Filters, Window, filter_query, resolve_window
-from vault_tools.query import ParsedQuery, parse_query
+from vault_tools.query import ParsedQuery, parse_query, vector_text
 from vault_tools.ranking import (
     DEFAULT_TUNING,
     Candidate,
@@ -126,6 +126,7 @@ class Recaller:
         self._lines = LineTable(self.index.dir)  # where entries whose documents were kept are now
         self._searcher: Any = None
         self._scorer: BlockScorer | None = None
+        self._speaker_names: tuple[Any, list[str]] | None = None  # (searcher, who says entries)
         self._last_catch_up = -math.inf
         self._stale_reason: str | None = None
         self._used_mode = "keyword"
@@ -316,7 +317,8 @@ class Recaller:
         query_vector = None
         if mode != "keyword" and parts:
             query_vector = self._query_vector(
-                parsed.keywords or parsed.text, warnings if warnings is not None else []
+                vector_text(parsed.keywords or parsed.text, self._speakers()),
+                warnings if warnings is not None else [],
             )
         filters = filter_query(chat, window.since, window.until, tags, include_private)
         pool = max(tuning.pool, 2 * limit + 10)
@@ -437,6 +439,16 @@ class Recaller:
             for docnum, score in scorer.top(scores, limit + 5, wide.doc_filter(scorer)):
                 found.setdefault(docnum, score)
         return found
+
+    def _speakers(self) -> list[str]:
+        """Who says entries in this index ("**Name**: ..."), as the speaker field holds them."""
+        from vault_tools import index as ix
+
+        searcher = self._searcher
+        if self._speaker_names is None or self._speaker_names[0] is not searcher:
+            names = [str(t) for t in searcher.reader().field_terms(ix.F_SPEAKER)]
+            self._speaker_names = (searcher, names)
+        return self._speaker_names[1]
 
     def _query_vector(self, text: str, warnings: list[str]) -> list[float] | None:
         """The question's vector, or None with a warning saying why these are keyword results."""
