@@ -93,8 +93,8 @@ def model_server(model: Any) -> Iterator[LLMServer]:
         yield server
 
 
-#: ``--previous-turn``: embed each entry with the one before it (the contextual experiment).
-PREVIOUS_TURN = False
+#: ``--entries-alone``: embed each entry on its own, not after the turn before it (the default).
+ENTRIES_ALONE = False
 
 
 def configure(vault: Path, server: LLMServer) -> Config:
@@ -103,7 +103,7 @@ def configure(vault: Path, server: LLMServer) -> Config:
     (state / "config.toml").write_text(
         f'[embeddings]\nmodel = "{MODEL}"\nbase_url = "{server.base_url}"\nbatch_size = 64\n'
         "timeout_seconds = 600.0\nquery_timeout_seconds = 30.0\n"
-        + ("previous_turn = true\n" if PREVIOUS_TURN else ""),
+        + ("previous_turn = false\n" if ENTRIES_ALONE else ""),
         encoding="utf-8",
     )
     return load_config(vault)
@@ -672,7 +672,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cold-runs", type=int, default=7, help="fresh processes per row (--cold)")
     parser.add_argument("--sweep", action="store_true", help="fusion formulas on LoCoMo, offline")
     parser.add_argument(
-        "--previous-turn", action="store_true", help="embed each entry with the one before it (experiment)"
+        "--entries-alone", action="store_true", help="embed each entry on its own, not after the turn before"
     )
     parser.add_argument("--rows", default="", help="only the rows whose name starts with one of these (a;b)")
     parser.add_argument("--entries", type=int, default=100_000)
@@ -680,8 +680,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--embed-sample", type=int, default=512, help="entries timed for the embedding rate")
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
-    global PREVIOUS_TURN
-    PREVIOUS_TURN = args.previous_turn
+    global ENTRIES_ALONE
+    ENTRIES_ALONE = args.entries_alone
     if args.rows:
         wanted = tuple(args.rows.split(";"))
         ROWS[:] = [row for row in ROWS if row[0].startswith(wanted)]

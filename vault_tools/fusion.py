@@ -15,13 +15,14 @@ its file and section, within the same privacy boundary as the keyword neighbours
 conversations the line after a question answers it in other words.
 
 Chosen on ``bench/embeddings_bench.py`` with all-MiniLM-L6-v2, each entry embedded after the turn
-before it. LoCoMo dev half, R@10 of all 997 questions (keyword alone 0.801): cosine / best at 0.8
-(the last release) 0.810, at 0.7 0.816; spread cosines at 0.8 0.814, 0.7 0.818, 0.6 0.820;
-reciprocal-rank fusion (k = 60) 0.748. Our own set (keyword 0.964, Chinese 0.954): spread at 0.7
-0.980 with Chinese 0.967 and R@5 0.968 (the last release 0.958); at 0.6 the Chinese slice falls
-back to 0.954 and the keyword-style slice below the keywords' (MiniLM is an English model). So
-0.7 with spread cosines: the best mix that is no worse than the keywords on any slice of either
-set (the README has the tables). RRF gives a retriever much weaker than the keywords an equal say
+before it, the question without the names of who says entries (:func:`vault_tools.query.vector_text`).
+LoCoMo dev half, R@10 of all 997 questions (keyword alone 0.801): spread cosines at 0.8 0.815,
+0.7 0.821, 0.6 0.826; cosine / best at 0.8 0.814, at 0.7 0.821 too; reciprocal-rank fusion (k = 60) 0.781. Our own
+set (keyword 0.964, Chinese 0.954): spread at 0.7 0.980 with Chinese 0.967 and R@5 0.968
+(cosine / best at 0.7 0.963, the last release 0.958); at 0.6 the Chinese slice falls back to 0.954 and the keyword-style slice
+below the keywords' (MiniLM is an English model). So 0.7 with spread cosines: the best mix that
+is no worse than the keywords on any slice of either set (the README has the tables).
+RRF gives a retriever much weaker than the keywords an equal say
 in every question; the linear mix lets the vectors break ties and bring in paraphrases without
 pushing out what the words found.
 ``semantic`` ranks by the semantic score alone (the neighbours included).
