@@ -386,6 +386,7 @@ def test_a_name_is_taken_out_only_as_a_whole_word() -> None:
         "Did or Anastasia call about the flight?"
     )
     assert vector_text("budget review", []) == "budget review"
+    assert vector_text("我对什么过敏", ["我"]) == "我对什么过敏"  # one character: in too many words
 
 
 def test_semantic_mode_ranks_by_vectors_alone(config: Config) -> None:

@@ -123,7 +123,9 @@ def vector_text(keywords: str, speakers: Iterable[str]) -> str:
     """
     text = keywords
     for name in speakers:
-        if _HAN.search(name):  # no spaces between Chinese words: the name wherever it stands
+        if _HAN.search(name):  # no spaces between Chinese words: the name wherever it stands,
+            if len(name) < 2:  # but not one character ("**我**:"), which is in many other words
+                continue
             pattern = re.escape(name)
         else:
             pattern = rf"(?<![^\W_]){re.escape(name)}(?:['\u2019]s)?(?![^\W_])"
