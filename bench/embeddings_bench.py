@@ -57,19 +57,19 @@ MODEL = "all-MiniLM-L6-v2"
 ROWS: list[tuple[str, str, Fusion]] = [
     ("keyword", "keyword", DEFAULT_FUSION),
     ("semantic", "semantic", DEFAULT_FUSION),
-    ("hybrid, linear 0.7, spread cosines + neighbours 0.9 (shipped)", "hybrid", DEFAULT_FUSION),
-    ("hybrid, linear 0.8, spread cosines + neighbours 0.9", "hybrid", Fusion(keyword_weight=0.8)),
-    ("hybrid, linear 0.6, spread cosines + neighbours 0.9", "hybrid", Fusion(keyword_weight=0.6)),
-    ("hybrid, linear 0.7, spread cosines, no neighbours", "hybrid", Fusion(neighbour_weight=0.0)),
     (
-        "hybrid, linear 0.8, cosine / best + neighbours 0.9 (last release)",
+        "hybrid, linear 0.7 (0.6 when the vectors are sure), spread, neighbours 0.9 (shipped)",
         "hybrid",
-        Fusion(keyword_weight=0.8, spread=False),
+        DEFAULT_FUSION,
     ),
+    ("hybrid, linear 0.7 always", "hybrid", Fusion(sure_z=0.0)),
+    ("hybrid, linear 0.6 always", "hybrid", Fusion(keyword_weight=0.6, sure_z=0.0)),
+    ("hybrid, linear 0.8 always", "hybrid", Fusion(keyword_weight=0.8, sure_z=0.0)),
+    ("hybrid, shipped without neighbours", "hybrid", Fusion(neighbour_weight=0.0)),
     (
-        "hybrid, linear 0.7, cosine / best + neighbours 0.9",
+        "hybrid, linear 0.8, cosine / best (last release's mix)",
         "hybrid",
-        Fusion(keyword_weight=0.7, spread=False),
+        Fusion(keyword_weight=0.8, spread=False, sure_z=0.0),
     ),
     ("hybrid, RRF k=60 + neighbours 0.9", "hybrid", Fusion(method="rrf")),
 ]

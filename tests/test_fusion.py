@@ -33,6 +33,16 @@ def test_hybrid_measures_cosines_from_the_lowest_candidates_so_a_weak_match_adds
     assert meaning.parts["cosine"] == 0.8 and meaning.parts["semantic"] == pytest.approx(0.7)
 
 
+def test_the_vectors_get_a_larger_share_when_they_single_out_an_entry() -> None:
+    standout, *rest = [candidate(0.0)] + [candidate(1.0) for _ in range(9)]
+    fuse([standout, *rest], [0.7] + [0.3] * 9, "hybrid", DEFAULT_FUSION)  # 3.3 deviations over
+    assert standout.score == pytest.approx(1 - DEFAULT_FUSION.sure_keyword_weight)
+    assert rest[0].score == pytest.approx(DEFAULT_FUSION.sure_keyword_weight)
+    spread_out = [candidate(0.0)] + [candidate(1.0) for _ in range(9)]
+    fuse(spread_out, [0.7, 0.65, 0.6, 0.55, 0.5, 0.45, 0.4, 0.35, 0.3, 0.3], "hybrid", DEFAULT_FUSION)
+    assert spread_out[0].score == pytest.approx(1 - DEFAULT_FUSION.keyword_weight)
+
+
 def test_an_entry_without_a_vector_does_not_lower_the_floor() -> None:
     private, near, far = candidate(1.0), candidate(1.0), candidate(1.0)
     fuse([private, near, far], [None, 0.5, 0.3], "hybrid", Fusion(keyword_weight=0.5))

@@ -7,29 +7,32 @@ cosine of its vector with the question's times the same priors (recency, importa
 word window), so a time phrase ranks vector hits as it ranks keyword hits.
 
 ``hybrid`` fuses the two linearly: ``0.7 x keyword / best keyword + 0.3 x semantic / best
-semantic`` over the question's candidates. The semantic score starts from the cosine *above the
-lowest cosine among the candidates* (:func:`_spread`): a sentence model's cosines crowd into a
-narrow band, and measured from zero an unrelated candidate kept half the semantic share. An
-entry's similarity is at least 0.9 x that of a neighbour (the two entries before and after it in
-its file and section, within the same privacy boundary as the keyword neighbours): in notes and
-conversations the line after a question answers it in other words.
+semantic`` over the question's candidates, or 0.6 and 0.4 when the vectors single out an entry
+(the best cosine 2.5 standard deviations or more above the candidates' median,
+:func:`_vectors_sure`). The semantic score starts from the cosine *above the lowest cosine among
+the candidates* (:func:`_spread`): a sentence model's cosines crowd into a narrow band, and
+measured from zero an unrelated candidate kept half the semantic share. An entry's similarity is
+at least 0.9 x that of a neighbour (the two entries before and after it in its file and section,
+within the same privacy boundary as the keyword neighbours): in notes and conversations the line
+after a question answers it in other words.
 
 Chosen on ``bench/embeddings_bench.py`` with all-MiniLM-L6-v2, each entry embedded after the turn
-before it, the question without the names of who says entries (:func:`vault_tools.query.vector_text`).
-LoCoMo dev half, R@10 of all 997 questions (keyword alone 0.801): spread cosines at 0.8 0.815,
-0.7 0.821, 0.6 0.826; cosine / best at 0.8 0.814, at 0.7 0.821 too; reciprocal-rank fusion (k = 60) 0.781. Our own
-set (keyword 0.964, Chinese 0.954): spread at 0.7 0.980 with Chinese 0.967 and R@5 0.968
-(cosine / best at 0.7 0.963, the last release 0.958); at 0.6 the Chinese slice falls back to 0.954 and the keyword-style slice
-below the keywords' (MiniLM is an English model). So 0.7 with spread cosines: the best mix that
-is no worse than the keywords on any slice of either set (the README has the tables).
-RRF gives a retriever much weaker than the keywords an equal say
-in every question; the linear mix lets the vectors break ties and bring in paraphrases without
-pushing out what the words found.
+before it, the question without the names of who says entries
+(:func:`vault_tools.query.vector_text`). LoCoMo dev half, R@10 of all 997 questions (keyword alone
+0.801): 0.7 always 0.821, 0.6 always 0.826, 0.7 or 0.6 when sure 0.825; cosine / best at 0.8 (the
+last release's mix) 0.814; reciprocal-rank fusion (k = 60) 0.781. Our own set (keyword 0.964,
+Chinese 0.954): 0.7 always and 0.7 or 0.6 when sure 0.980, Chinese 0.967; 0.6 always 0.974,
+Chinese 0.954, and its keyword-style slice below the keywords'. MiniLM is an English model: its
+cosines single out an entry for 67 of our set's 98 English questions and 22 of its 76 Chinese
+ones, so the sure rule mostly keeps the keywords' larger share where the model reads poorly.
+RRF gives a retriever much weaker than the keywords an equal say in every question; the linear
+mix lets the vectors break ties and bring in paraphrases without pushing out what the words found.
 ``semantic`` ranks by the semantic score alone (the neighbours included).
 """
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -49,6 +52,8 @@ class Fusion:
     method: str = "linear"  # "linear" | "rrf"
     rrf_k: float = 60.0
     keyword_weight: float = 0.7  # linear: the keyword share of the mix
+    sure_keyword_weight: float = 0.6  # ... when the vectors single out an entry (see _vectors_sure)
+    sure_z: float = 2.5  # ... that is, when the best cosine is this many deviations over the median
     spread: bool = True  # linear: cosines measured from the candidates' lowest (see _spread)
     semantic_weight: float = 1.0  # rrf: the semantic list's weight (the keyword list's is 1)
     neighbour_weight: float = 0.9  # an entry's similarity is at least this x its neighbours' (0: off)
@@ -86,6 +91,19 @@ def _spread(cosines: Sequence[float | None]) -> list[float]:
     return [max(c - floor, 0.0) if c is not None else 0.0 for c in cosines]
 
 
+def _vectors_sure(cosines: Sequence[float | None], z: float) -> bool:
+    """Whether the best cosine stands ``z`` standard deviations or more above the candidates' median.
+
+    A model that reads the question well singles out a few entries; one that does not (MiniLM on
+    a Chinese question) gives every candidate about the same cosine. Measured in deviations, the
+    rule does not depend on where a model's cosines sit."""
+    known = sorted(c for c in cosines if c is not None)
+    if len(known) < 3 or z <= 0:
+        return False
+    deviation = statistics.pstdev(known)
+    return deviation > 0 and (known[-1] - known[len(known) // 2]) / deviation >= z
+
+
 def fuse(candidates: Sequence[Candidate], cosines: Sequence[float | None], mode: str, fusion: Fusion) -> None:
     """Set ``score`` and ``parts`` of each candidate (already rescored by keywords) for ``mode``."""
     keyword = [c.score for c in candidates]
@@ -98,6 +116,8 @@ def fuse(candidates: Sequence[Candidate], cosines: Sequence[float | None], mode:
             semantic = [s * p for s, p in zip(_spread(cosines), priors, strict=True)]
         top_k, top_s = max(keyword, default=0.0) or 1.0, max(semantic, default=0.0) or 1.0
         w = fusion.keyword_weight
+        if _vectors_sure(cosines, fusion.sure_z):
+            w = fusion.sure_keyword_weight
         fused = [w * k / top_k + (1 - w) * s / top_s for k, s in zip(keyword, semantic, strict=True)]
     else:
         k_ranks, s_ranks = _ranks(keyword), _ranks(semantic)
