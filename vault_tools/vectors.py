@@ -500,11 +500,19 @@ def vector_codes(
     searcher: Any, store: VectorStore, moved: Mapping[str, Mapping[str, list[int]]] | None = None
 ) -> Any:
     """The key code of each document's vector (by global docnum; see :func:`paired_codes`)."""
-    columns = Columns.of(searcher_docs(searcher, store))
     if not store.previous_turn:
-        return columns.keys
-    table = neighbour_table_of(columns, deleted_docs(searcher), moved=moved)
-    return paired_codes(columns.keys, table[0])
+        return Columns.of(searcher_docs(searcher, store)).keys
+    return turns_before(searcher, store, moved)[0]
+
+
+def turns_before(
+    searcher: Any, store: VectorStore, moved: Mapping[str, Mapping[str, list[int]]] | None
+) -> tuple[Any, Any]:
+    """With ``previous_turn``: (the key code of each document's vector, the docnum of the turn
+    embedded before it, -1 for none), by global docnum."""
+    columns = Columns.of(searcher_docs(searcher, store))
+    before = neighbour_table_of(columns, deleted_docs(searcher), moved=moved)[0]
+    return paired_codes(columns.keys, before), before
 
 
 def deleted_docs(searcher: Any) -> list[int]:
@@ -559,14 +567,11 @@ def fill(
     todo: dict[str, int] = {}
     previous: dict[int, int] = {}
     if store.previous_turn:
+        from vault_tools.index import Index
         from vault_tools.index_lines import load_lines
 
-        columns = Columns.of(searcher_docs(searcher, store))
-        from vault_tools.index import Index
-
-        moved = load_lines(Index(config).dir)
-        before = neighbour_table_of(columns, sorted(deleted), moved=moved)[0]
-        keys = [key_text(int(code)) for code in paired_codes(columns.keys, before)]
+        codes, before = turns_before(searcher, store, load_lines(Index(config).dir))
+        keys = [key_text(int(code)) for code in codes]
         previous = {int(d): int(p) for d, p in enumerate(before) if p >= 0}
     else:
         keys = doc_keys(searcher, store)
