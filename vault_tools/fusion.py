@@ -107,13 +107,12 @@ def _vectors_sure(cosines: Sequence[float | None], z: float) -> bool:
 def fuse(candidates: Sequence[Candidate], cosines: Sequence[float | None], mode: str, fusion: Fusion) -> None:
     """Set ``score`` and ``parts`` of each candidate (already rescored by keywords) for ``mode``."""
     keyword = [c.score for c in candidates]
-    priors = [_priors(c) for c in candidates]
-    semantic = [max(cos or 0.0, 0.0) * p for cos, p in zip(cosines, priors, strict=True)]
+    linear = mode != "semantic" and fusion.method == "linear"
+    lifted = _spread(cosines) if linear and fusion.spread else [max(c or 0.0, 0.0) for c in cosines]
+    semantic = [s * _priors(c) for s, c in zip(lifted, candidates, strict=True)]
     if mode == "semantic":
         fused = semantic
-    elif fusion.method == "linear":
-        if fusion.spread:
-            semantic = [s * p for s, p in zip(_spread(cosines), priors, strict=True)]
+    elif linear:
         top_k, top_s = max(keyword, default=0.0) or 1.0, max(semantic, default=0.0) or 1.0
         w = fusion.keyword_weight
         if _vectors_sure(cosines, fusion.sure_z):
