@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vault_tools import insights, notes
+from vault_tools import insights, notes, similarity
 from vault_tools.insights import Rules
 
 
@@ -198,12 +198,12 @@ def test_front_matter_and_memory_items_are_never_candidates(tmp_path: Path) -> N
     ],
 )
 def test_near_duplicates(a: str, b: str, near: bool) -> None:
-    assert insights.near_duplicate(insights.tokens(a), insights.tokens(b), Rules()) is near
+    assert similarity.near_duplicate(similarity.tokens(a), similarity.tokens(b), Rules()) is near
 
 
 def test_tokens_are_language_agnostic() -> None:
-    assert insights.tokens("我喜欢喝茶") == frozenset({"我喜", "喜欢", "欢喝", "喝茶"})
-    assert insights.tokens("The editors, preferred! #tag") == frozenset({"editor", "preferr"})
+    assert similarity.tokens("我喜欢喝茶") == frozenset({"我喜", "喜欢", "欢喝", "喝茶"})
+    assert similarity.tokens("The editors, preferred! #tag") == frozenset({"editor", "preferr"})
     assert insights.is_chinese("Atlas 的部署窗口定在周二和周四上午")
     assert not insights.is_chinese("Still true: I prefer dark roast coffee, 浅烘的太酸了。")
 
@@ -224,8 +224,8 @@ def test_tokens_are_language_agnostic() -> None:
 )
 def test_similarity_index_finds_exactly_what_brute_force_finds(docs: list[list[str]]) -> None:
     rules = Rules()
-    sets = [insights.tokens(" ".join(words)) for words in docs]
-    index = insights.SimilarityIndex()
+    sets = [similarity.tokens(" ".join(words)) for words in docs]
+    index = similarity.SimilarityIndex()
     for number, token_set in enumerate(sets):
         index.add(str(number), token_set)
     for token_set in sets:
@@ -235,7 +235,7 @@ def test_similarity_index_finds_exactly_what_brute_force_finds(docs: list[list[s
         slow = {
             str(n)
             for n, other in enumerate(sets)
-            if other and insights.near_duplicate(token_set, other, rules)
+            if other and similarity.near_duplicate(token_set, other, rules)
         }
         assert fast == slow
 

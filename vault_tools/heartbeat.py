@@ -15,7 +15,7 @@ model through :mod:`vault_tools.llm` with the rules as fallback), and plans *cha
   in the vault's language). The block id is a hash of the sources' content hashes, so the same
   insight always gets the same id. ``todo`` insights are never promoted.
 * **merge** an insight that is a near-duplicate of an existing item (see
-  :func:`vault_tools.insights.near_duplicate`): its dates are added to the item's ``[source:: …]``
+  :func:`vault_tools.similarity.near_duplicate`): its dates are added to the item's ``[source:: …]``
   field (``[source:: [[2026-03-10]], [[2026-03-12]]]``) instead of adding a line.
 * **prune** an item past its ``[expires:: …]``, one superseded by a newer item
   (``[supersedes:: m-…]``), or a ``#temporary`` one older than ``temporary_max_age_days``: the item

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vault_tools import insights, notes, privacy
+from vault_tools import insights, notes, privacy, similarity
 from vault_tools.config import Config, HeartbeatConfig
 from vault_tools.errors import LLMError
 from vault_tools.heartbeat_edits import (
@@ -75,7 +75,7 @@ class MemoryView:
     def __init__(self, entries: Sequence[notes.Entry], rules: Rules) -> None:
         self.rules = rules
         self.items: dict[str, MemoryItem] = {}
-        self.index = insights.SimilarityIndex()
+        self.index = similarity.SimilarityIndex()
         self.block_ids: set[str] = set()
         for entry in entries:
             if not is_item(entry):
@@ -89,7 +89,7 @@ class MemoryView:
                     entry.text,
                     heading_category(entry.section),
                     first,
-                    insights.tokens(entry.text),
+                    similarity.tokens(entry.text),
                 )
             )
 
@@ -102,7 +102,7 @@ class MemoryView:
     def duplicate_of(self, insight: Insight) -> MemoryItem | None:
         if insight.duplicate_of and insight.duplicate_of in self.items:
             return self.items[insight.duplicate_of]
-        for key, _score in self.index.near(insights.tokens(insight.text), self.rules):
+        for key, _score in self.index.near(similarity.tokens(insight.text), self.rules):
             return self.items[key]
         return None
 
@@ -112,7 +112,7 @@ class MemoryView:
             return item if item is not None and item.block_id else None
         if insight.model is not None or not insights.changes_something(insight.text):
             return None
-        for key, _score in self.index.related(insights.tokens(insight.text), self.rules):
+        for key, _score in self.index.related(similarity.tokens(insight.text), self.rules):
             item = self.items[key]
             if item.block_id and item.category == insight.category:
                 return item
@@ -286,10 +286,10 @@ def plan_run(
     new, window = gather(ctx, state, entries, plan, report)
     found = find_insights(ctx, new, window, view, memory_headings(memory_lines), report)
     language = vault_language(memory_lines, entries)
-    tombstones = insights.SimilarityIndex()
+    tombstones = similarity.SimilarityIndex()
     for block, record in state.registry.items():
         if record.get("status") == "deleted":
-            tombstones.add(block, insights.tokens(str(record.get("text", ""))))
+            tombstones.add(block, similarity.tokens(str(record.get("text", ""))))
     found.sort(key=lambda i: (i.date or dt.date.min, -i.score, i.text))
     for insight in found:
         decide(ctx, insight, state, plan, sim, view, tombstones, language, report)
@@ -324,7 +324,7 @@ def decide(
     plan: Plan,
     sim: Simulation,
     view: MemoryView,
-    tombstones: insights.SimilarityIndex,
+    tombstones: similarity.SimilarityIndex,
     language: str,
     report: HeartbeatReport,
 ) -> None:
@@ -347,7 +347,7 @@ def decide(
     if block in view.block_ids:
         return skip(f"already in MEMORY.md as ^{block}")
     if state.registry.get(block, {}).get("status") == "deleted" or tombstones.near(
-        insights.tokens(insight.text), ctx.rules
+        similarity.tokens(insight.text), ctx.rules
     ):
         return skip("a person removed this item from MEMORY.md; not promoted again")
     duplicate = view.duplicate_of(insight)
@@ -478,7 +478,7 @@ def plan_promote(
             report,
         )
     )
-    view.add(MemoryItem(block, block, insight.text, category, line, insights.tokens(insight.text)))
+    view.add(MemoryItem(block, block, insight.text, category, line, similarity.tokens(insight.text)))
     plan.registry[block] = {
         "text": insight.text,
         "sources": list(insight.source_hashes),

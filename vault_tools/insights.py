@@ -43,7 +43,7 @@ heavier wins), else ``fact``.
 clamped to [0, 1] and rounded to two decimals. An ``[importance:: x]`` field on the entry replaces
 the score. The heartbeat promotes what scores at or above its threshold (0.7 by default).
 
-*Near-duplicates.* Texts are compared as sets of tokens: lower-cased words (English stop words
+*Near-duplicates* (:mod:`vault_tools.similarity`). Texts are compared as sets of tokens: lower-cased words (English stop words
 dropped, a light plural/tense stemmer) plus character bigrams of CJK runs, so the measure works for
 Chinese without a dictionary. Two texts are near-duplicates when their Jaccard similarity is at least
 0.7, or when one contains at least 90% of the other's tokens and the smaller has four or more
@@ -65,13 +65,20 @@ import functools
 import hashlib
 import math
 import re
-import unicodedata
-from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Literal
 
 from vault_tools.notes import FIELD, TAG, Entry
+from vault_tools.similarity import (
+    CJK_CHAR,
+    CJK_RUN,
+    TAG_WORD,
+    WORD,
+    SimilarityIndex,
+    tokens,
+    union_near_duplicates,
+)
 
 Category = Literal["decision", "preference", "lesson", "fact", "todo"]
 CATEGORIES: tuple[Category, ...] = ("decision", "preference", "lesson", "fact", "todo")
@@ -102,10 +109,6 @@ DEFAULT_WEIGHTS: dict[str, float] = {
     "temporary": 0.2,
 }
 
-CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7a3"
-CJK_RUN = re.compile(f"[{CJK}]+")
-CJK_CHAR = re.compile(f"[{CJK}]")
-WORD = re.compile(r"[^\W_]+")
 LATIN_LETTER = re.compile(r"[A-Za-z]")
 
 
@@ -198,16 +201,7 @@ LABEL = re.compile(
     r"|^(?:教训|决定|记住|重要|记一下|备注|提醒|经验|注意)\s*[:：]\s*"
 )
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)|(?<=[。！？])")
-TAG_WORD = re.compile(
-    r"(?:(?<=^)|(?<=[\s(\[（【]))#[^\s#\[\](){}<>,.;:!?'\"`，。；：！？、（）【】《》「」]+"
-)
 CODE_FENCE = re.compile(r"^\s*(?:```|~~~)")
-
-STOPWORDS = frozenset(
-    """a an the to of in on at for and or but is are was were be been it its my me we our us i you
-    your he she his her they them their this that these those with by as from so do does did not no
-    yes if then than too very just also again still about into over after before up out""".split()  # noqa: SIM905
-)
 
 # What is never a candidate. Greetings and acks must be the whole entry; the rest may be anywhere.
 ACK = re.compile(
@@ -356,53 +350,6 @@ class Insight:
 
 # ---------------------------------------------------------------------------------------------
 # Text
-
-
-def tokens(text: str) -> frozenset[str]:
-    """The comparison tokens of ``text``: stemmed words without stop words, plus CJK bigrams."""
-    text = unicodedata.normalize("NFKC", TAG_WORD.sub(" ", text)).lower()
-    out: set[str] = set()
-    for run in CJK_RUN.findall(text):
-        if len(run) == 1:
-            out.add(run)
-        else:
-            out.update(run[i : i + 2] for i in range(len(run) - 1))
-    for word in WORD.findall(CJK_RUN.sub(" ", text)):
-        if word in STOPWORDS or (len(word) < 2 and not word.isdigit()):
-            continue
-        out.add(stem(word))
-    return frozenset(out)
-
-
-def stem(word: str) -> str:
-    for suffix in ("ing", "ed", "es", "s"):
-        if len(word) > len(suffix) + 3 and word.endswith(suffix):
-            return word[: -len(suffix)]
-    return word
-
-
-def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
-    if not a or not b:
-        return 0.0
-    common = len(a & b)
-    return common / (len(a) + len(b) - common)
-
-
-def containment(a: frozenset[str], b: frozenset[str]) -> float:
-    """How much of the smaller set is inside the larger one."""
-    if not a or not b:
-        return 0.0
-    return len(a & b) / min(len(a), len(b))
-
-
-def near_duplicate(a: frozenset[str], b: frozenset[str], rules: Rules) -> bool:
-    if jaccard(a, b) >= rules.near_duplicate:
-        return True
-    return min(len(a), len(b)) >= 4 and containment(a, b) >= rules.containment
-
-
-def related(a: frozenset[str], b: frozenset[str], rules: Rules) -> bool:
-    return jaccard(a, b) >= rules.related or (min(len(a), len(b)) >= 3 and containment(a, b) >= 0.5)
 
 
 def is_chinese(text: str) -> bool:
@@ -575,56 +522,6 @@ def score(candidate: Candidate, rules: Rules, *, days_mentioned: int = 1) -> tup
 
 
 # ---------------------------------------------------------------------------------------------
-# Finding similar texts fast: an inverted index over tokens
-
-
-class SimilarityIndex:
-    """Token sets by key; finds the near-duplicates or related sets of a query without comparing all."""
-
-    def __init__(self) -> None:
-        self.sets: dict[str, frozenset[str]] = {}
-        self.postings: dict[str, list[str]] = defaultdict(list)
-
-    def add(self, key: str, token_set: frozenset[str]) -> None:
-        if key in self.sets:
-            return
-        self.sets[key] = token_set
-        for token in token_set:
-            self.postings[token].append(key)
-
-    def overlaps(self, token_set: frozenset[str]) -> dict[str, int]:
-        counts: dict[str, int] = defaultdict(int)
-        for token in token_set:
-            for key in self.postings.get(token, ()):
-                counts[key] += 1
-        return counts
-
-    def near(self, token_set: frozenset[str], rules: Rules) -> list[tuple[str, float]]:
-        """Keys that are near-duplicates of ``token_set``, best first."""
-        return self._matching(token_set, rules, near=True)
-
-    def related(self, token_set: frozenset[str], rules: Rules) -> list[tuple[str, float]]:
-        """Keys related to ``token_set`` (near-duplicates included), best first."""
-        return self._matching(token_set, rules, near=False)
-
-    def _matching(self, token_set: frozenset[str], rules: Rules, *, near: bool) -> list[tuple[str, float]]:
-        found: list[tuple[str, float]] = []
-        size = len(token_set)
-        for key, common in self.overlaps(token_set).items():
-            other = len(self.sets[key])
-            jac = common / (size + other - common)
-            cont = common / min(size, other)
-            if near:
-                ok = jac >= rules.near_duplicate or (min(size, other) >= 4 and cont >= rules.containment)
-            else:
-                ok = jac >= rules.related or (min(size, other) >= 3 and cont >= 0.5)
-            if ok:
-                found.append((key, max(jac, cont if min(size, other) >= 4 else jac)))
-        found.sort(key=lambda kv: (-kv[1], kv[0]))
-        return found
-
-
-# ---------------------------------------------------------------------------------------------
 # From candidates to insights
 
 
@@ -680,28 +577,6 @@ def rules_insights(
             )
         )
     return insights, scores
-
-
-def union_near_duplicates(
-    keys: Sequence[str], near: Mapping[str, list[str]], by_key: Mapping[str, Candidate]
-) -> list[list[str]]:
-    """Groups of new candidates (same category) that are near-duplicates of each other."""
-    parent = {k: k for k in keys}
-
-    def root(key: str) -> str:
-        while parent[key] != key:
-            parent[key] = parent[parent[key]]
-            key = parent[key]
-        return key
-
-    for key in keys:
-        for other in near[key]:
-            if other in parent and other != key and by_key[other].category == by_key[key].category:
-                parent[root(other)] = root(key)
-    groups: dict[str, list[str]] = defaultdict(list)
-    for key in keys:
-        groups[root(key)].append(key)
-    return list(groups.values())
 
 
 def changes_something(text: str) -> bool:

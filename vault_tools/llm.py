@@ -14,7 +14,7 @@ The reply must be one JSON object ``{"insights": [...]}``; every insight is chec
   preference, lesson, fact, todo), ``importance`` (0–1), optional ``supersedes`` /
   ``duplicate_of`` (an item id that was sent) and ``expires`` (YYYY-MM-DD);
 * every cited id must be one that was sent, and the text must be *supported* by the cited entries:
-  at least half of its tokens (words and CJK bigrams, see :func:`vault_tools.insights.tokens`) and
+  at least half of its tokens (words and CJK bigrams, see :func:`vault_tools.similarity.tokens`) and
   every number in it occur in them. A model that was talked into promoting something by a note
   (prompt injection), or that invents, translates or cites the wrong entry, has its insight dropped;
 * ``supersedes`` / ``duplicate_of`` must name an item that was sent and shares at least two tokens
@@ -37,7 +37,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from vault_tools import insights, privacy
+from vault_tools import insights, privacy, similarity
 from vault_tools.config import LLMConfig
 from vault_tools.errors import LLMError
 from vault_tools.insights import CATEGORIES, Category
@@ -386,10 +386,10 @@ def check_insight(
 
 def supported(text: str, sources: str) -> bool:
     """At least half the tokens of ``text`` and every number in it occur in ``sources``."""
-    wanted = insights.tokens(privacy.PLACEHOLDER.sub(" ", text))
+    wanted = similarity.tokens(privacy.PLACEHOLDER.sub(" ", text))
     if not wanted:
         return False
-    have = insights.tokens(sources)
+    have = similarity.tokens(sources)
     if len(wanted & have) < SUPPORT_SHARE * len(wanted):
         return False
     source_numbers = set(NUMBER.findall(sources))
@@ -404,8 +404,8 @@ def item_ref(value: object, text: str, items: dict[str, MemoryRef], rules: insig
     item = items.get(key)
     if item is None:
         return None
-    mine, theirs = insights.tokens(text), insights.tokens(item.text)
-    if len(mine & theirs) < 2 and not insights.related(mine, theirs, rules):
+    mine, theirs = similarity.tokens(text), similarity.tokens(item.text)
+    if len(mine & theirs) < 2 and not similarity.related(mine, theirs, rules):
         return None  # a model (or a note talking to it) naming an unrelated item: ignored
     return key
 
