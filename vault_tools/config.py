@@ -50,6 +50,10 @@ class LLMConfig:
 class HeartbeatConfig:
     days: int = 7
     threshold: float = 0.7
+    # MEMORY.md's size: the bot's items may hold this many words per month of daily notes (the
+    # agent reads all of MEMORY.md at every session start). The strongest insights fit first;
+    # the rest stay in the notes, where recall finds them. 0: no budget.
+    budget_words_per_month: float = 130.0
     prune_max_share: float = 0.10
     temporary_max_age_days: int = 14
     interval_hours: float = 24.0

@@ -290,11 +290,75 @@ def plan_run(
     for block, record in state.registry.items():
         if record.get("status") == "deleted":
             tombstones.add(block, similarity.tokens(str(record.get("text", ""))))
+    over = over_budget(ctx, found, view, memory_lines)
     found.sort(key=lambda i: (i.date or dt.date.min, -i.score, i.text))
     for insight in found:
+        if id(insight) in over:
+            report.skipped.append(
+                Skip(where(insight.sources[-1]), insights.short(insight.text, 80), over[id(insight)])
+            )
+            continue
         decide(ctx, insight, state, plan, sim, view, tombstones, language, report)
     plan_prunes(ctx, state, sim, plan, report)
     return plan
+
+
+def over_budget(
+    ctx: Context, found: Sequence[Insight], view: MemoryView, memory_lines: list[str]
+) -> dict[int, str]:
+    """The insights that would take MEMORY.md past its budget, by ``id()``, with the reason.
+
+    The budget is ``budget_words_per_month`` for every month from the first daily note to the
+    run's day, less the words the bot's items already hold. The strongest new items take it
+    first; an insight that merges into an existing item costs nothing.
+    """
+    per_month = ctx.settings.budget_words_per_month
+    if per_month <= 0:
+        return {}
+    first = first_note_day(ctx.vault) or ctx.start
+    months = max(DAYS_PER_MONTH, (ctx.as_of - first).days + 1) / DAYS_PER_MONTH
+    held = sum(
+        item_words(item.text) for item in view.items.values() if item.block_id and is_bot_block(item.block_id)
+    )
+    left = per_month * months - held
+    over: dict[int, str] = {}
+    promotable = [
+        i for i in found if i.category != "todo" and i.sources and insights.within(i.score, ctx.threshold)
+    ]
+    for insight in sorted(promotable, key=lambda i: (-i.score, -i.strength, -len(i.sources), i.text)):
+        if view.duplicate_of(insight) is not None:
+            continue
+        cost = item_words(insight.text)
+        if cost > left:
+            over[id(insight)] = (
+                f"over the MEMORY.md budget ({per_month:g} words a month of notes; "
+                f"{max(0, round(left))} words left this run)"
+            )
+        else:
+            left -= cost
+    return over
+
+
+DAYS_PER_MONTH = 30.44
+
+
+def item_words(text: str) -> int:
+    return len(clean_item_text(text).split())
+
+
+def is_bot_block(block_id: str) -> bool:
+    return block_id.startswith("m-")
+
+
+def first_note_day(vault: Path) -> dt.date | None:
+    """The date of the oldest daily note (from file names alone)."""
+    days = [
+        date
+        for path in notes.iter_note_paths(vault)
+        for kind, date in [notes.classify(notes.relative_posix(path, vault))]
+        if kind == "daily" and date
+    ]
+    return min(days) if days else None
 
 
 def refresh_registry(ctx: Context, state: State, view: MemoryView, pending: Sequence[Change]) -> None:

@@ -65,11 +65,13 @@ import functools
 import hashlib
 import math
 import re
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Literal
 
-from vault_tools.notes import FIELD, TAG, Entry
+from vault_tools import salience
+from vault_tools.notes import FIELD, SPEAKER, TAG, Entry
 from vault_tools.similarity import (
     CJK_CHAR,
     CJK_RUN,
@@ -200,7 +202,6 @@ LABEL = re.compile(
     r"|reminder|todo)\s*[:：\-—]\s*"
     r"|^(?:教训|决定|记住|重要|记一下|备注|提醒|经验|注意)\s*[:：]\s*"
 )
-SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)|(?<=[。！？])")
 CODE_FENCE = re.compile(r"^\s*(?:```|~~~)")
 
 # What is never a candidate. Greetings and acks must be the whole entry; the rest may be anywhere.
@@ -260,6 +261,10 @@ class Rules:
     containment: float = 0.9
     related: float = 0.3
     max_item_chars: int = 300
+    # salience (see vault_tools.salience): what a plain statement earns beyond its kind
+    event_boost: float = 0.1  # someone did, started, changed or plans something
+    specific_cap: float = 0.2  # rare words, names, numbers and dates, measured against the window
+    fragment_penalty: float = 0.2  # its subject is in another line
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any], warnings: list[str] | None = None) -> Rules:
@@ -307,7 +312,7 @@ def word_pattern(words: tuple[str, ...]) -> re.Pattern[str]:
 
 @dataclass(frozen=True)
 class Candidate:
-    """A daily-note entry read for what it says: key text, kinds, signals, category."""
+    """A daily-note entry read for what it says: key text, kinds, signals, category, salience."""
 
     entry: Entry
     key_text: str  # the sentences that carry the insight, one line, in the entry's language
@@ -317,6 +322,12 @@ class Candidate:
     marked: bool
     category: Category
     tokens: frozenset[str]
+    # salience of the key sentences (see vault_tools.salience)
+    event: bool = False  # someone did, started, changed or plans something
+    fragment: bool = False  # its subject is in another line
+    content: frozenset[str] = frozenset()  # content words, for specificity against the window
+    names: int = 0  # proper names, numbers and dates
+    speaker: str | None = None
 
     @property
     def day(self) -> dt.date | None:
@@ -337,6 +348,7 @@ class Insight:
     duplicate_of: str | None = None  # set by a model that recognised an existing item
     expires: dt.date | None = None
     temporary: bool = False
+    strength: float = 0.0  # orders insights of equal score (the budget takes the strongest first)
 
     @property
     def date(self) -> dt.date | None:
@@ -359,10 +371,7 @@ def is_chinese(text: str) -> bool:
 
 
 def sentences(text: str) -> list[str]:
-    parts: list[str] = []
-    for line in text.splitlines():
-        parts.extend(p.strip() for p in SENTENCE_END.split(line) if p.strip())
-    return parts
+    return salience.sentences(text)
 
 
 def plain(text: str) -> str:
@@ -428,11 +437,51 @@ def skip_reason(entry: Entry) -> str | None:
         reason = "marked [persist:: false]"
     elif len(CJK_CHAR.findall(flat)) < 4 and len(WORD.findall(CJK_RUN.sub(" ", flat))) < 3:
         reason = "too short to be an insight"
+    else:
+        reason = statement_reason(read_sentences(spoken_text(entry)))
     return reason
+
+
+def statement_reason(read: Sequence[salience.Sentence]) -> str | None:
+    """Why sentences that passed the other checks still state nothing worth keeping, or None."""
+    if not read or any(s.usable for s in read):
+        return None
+    if all(s.question for s in read):
+        return "a question, not a statement"
+    if any(s.address for s in read) and not any(s.question for s in read if not s.address):
+        return "addressed to the listener (praise, thanks or advice)"
+    return "pleasantries with nothing specific"
+
+
+def spoken_text(entry: Entry) -> str:
+    """The entry's text without code, labels' markup and the ``**Speaker**:`` that starts a turn."""
+    return SPEAKER.sub("", body_text(entry), count=1).strip()
+
+
+@functools.lru_cache(maxsize=4096)
+def read_sentences(text: str) -> tuple[salience.Sentence, ...]:
+    return tuple(salience.read(s) for s in sentences(plain_lines(text)))
 
 
 def matched_kinds(text: str) -> set[str]:
     return {kind for kind, pattern in KIND_PATTERNS.items() if pattern.search(text)}
+
+
+def key_sentences(read: Sequence[salience.Sentence], signal_re: re.Pattern[str]) -> list[salience.Sentence]:
+    """The sentences an item is made of: those of a kind or signal, else the strongest statements.
+
+    Questions, chatter and words to the listener are never among them; neither is a sentence
+    that introduces what follows ("What I should have done:"). At most :data:`KEY_SENTENCES`.
+    """
+    statements = [s for s in read if s.usable and not s.text.endswith((":", "："))]
+    marked = [s for s in statements if matched_kinds(s.text) - {"temporary"} or signal_re.search(s.text)]
+    if marked:
+        return marked[:KEY_SENTENCES]
+    best = sorted(statements, key=lambda s: -s.strength)[:KEY_SENTENCES]
+    return [s for s in statements if s in best]
+
+
+KEY_SENTENCES = 2
 
 
 def analyse(entry: Entry, rules: Rules) -> Candidate:
@@ -440,18 +489,19 @@ def analyse(entry: Entry, rules: Rules) -> Candidate:
     text = body_text(entry)
     signal_re = rules.word_pattern(rules.signals)
     aside_re = rules.word_pattern(rules.asides)
-    chosen: list[str] = []
+    read = read_sentences(spoken_text(entry))
+    chosen = key_sentences(read, signal_re)
     kinds: set[str] = set()
-    for sentence in sentences(plain_lines(text)):
-        found = matched_kinds(sentence)
-        if sentence.endswith((":", "：")):
-            continue  # introduces what follows (a list, a code block): not a statement on its own
-        if found - {"temporary"} or signal_re.search(sentence):
-            chosen.append(sentence)
-        kinds |= found
-    key = plain(" ".join(chosen) if chosen else text)
-    key = strip_label(key)
-    signals = tuple(sorted({m.group(0).lower() for m in signal_re.finditer(plain(text))}))
+    for sentence in read:
+        kinds |= matched_kinds(sentence.text)
+    key = strip_label(plain(" ".join(s.text for s in chosen) if chosen else spoken_text(entry)))
+    speaker = entry.speaker
+    shown = short(key, rules.max_item_chars)
+    if speaker:
+        shown = f"**{speaker}**: {shown}"
+    signals = tuple(
+        sorted({m.group(0).lower() for m in signal_re.finditer(plain(" ".join(s.text for s in chosen)))})
+    )
     marked = entry.has_tag("remember") or entry.fields.get("persist", "").strip().lower() in (
         "true",
         "yes",
@@ -465,13 +515,18 @@ def analyse(entry: Entry, rules: Rules) -> Candidate:
     category = categorise(entry, text, kinds)
     return Candidate(
         entry=entry,
-        key_text=short(key, rules.max_item_chars),
+        key_text=shown,
         kinds=frozenset(kinds),
         signals=signals,
         aside=bool(aside_re.search(plain(text))),
         marked=marked,
         category=category,
         tokens=tokens(key),
+        event=any(s.event and s.disclosure for s in chosen),
+        fragment=bool(chosen) and all(s.fragment for s in chosen),
+        content=frozenset().union(*(s.content for s in chosen)) if chosen else frozenset(),
+        names=sum(s.names + s.dated for s in chosen),
+        speaker=speaker,
     )
 
 
@@ -490,8 +545,14 @@ def categorise(entry: Entry, text: str, kinds: set[str]) -> Category:
     return best  # type: ignore[return-value]
 
 
-def score(candidate: Candidate, rules: Rules, *, days_mentioned: int = 1) -> tuple[float, str]:
-    """The candidate's score and a one-line account of how it came about."""
+def score(
+    candidate: Candidate, rules: Rules, *, days_mentioned: int = 1, specificity: float = 0.0
+) -> tuple[float, str]:
+    """The candidate's score and a one-line account of how it came about.
+
+    ``specificity`` (0-1, see :func:`specificity`) is how much of what the candidate says is rare
+    in its window; it is 0 where there is no window to compare with.
+    """
     explicit = candidate.entry.importance
     if explicit is not None:
         return round(min(1.0, max(0.0, explicit)), 2), f"importance field {explicit:g}"
@@ -503,22 +564,57 @@ def score(candidate: Candidate, rules: Rules, *, days_mentioned: int = 1) -> tup
         kind = "temporary" if "temporary" in candidate.kinds else "fact"
     total = weights.get(kind, 0.5)
     parts = [f"{kind} {total:g}"]
+
+    def add(value: float, why: str) -> None:
+        nonlocal total
+        if value:
+            total += value
+            parts.append(f"{why} {value:+g}")
+
     if candidate.signals:
-        raise_by = min(rules.signal_cap, rules.signal_step * len(candidate.signals))
-        total += raise_by
-        parts.append(f"signal {'/'.join(candidate.signals)} +{raise_by:g}")
+        add(
+            min(rules.signal_cap, rules.signal_step * len(candidate.signals)),
+            f"signal {'/'.join(candidate.signals)}",
+        )
     if candidate.marked:
-        total += rules.marked_boost
-        parts.append(f"marked #remember +{rules.marked_boost:g}")
+        add(rules.marked_boost, "marked #remember")
     if candidate.aside:
-        total -= rules.aside_penalty
-        parts.append(f"aside -{rules.aside_penalty:g}")
+        add(-rules.aside_penalty, "aside")
     if days_mentioned > 1:
-        raise_by = min(rules.repeat_cap, rules.repeat_step * (days_mentioned - 1))
-        total += raise_by
-        parts.append(f"repeated on {days_mentioned} days +{raise_by:g}")
+        add(
+            min(rules.repeat_cap, rules.repeat_step * (days_mentioned - 1)),
+            f"repeated on {days_mentioned} days",
+        )
+    if candidate.event and not strong:
+        add(rules.event_boost, "event")
+    # in steps of 0.1, rounded down: the score stays readable and a small window adds nothing
+    add(math.floor(rules.specific_cap * specificity * 10 + 1e-9) / 10, "specific")
+    if candidate.fragment:
+        add(-rules.fragment_penalty, "fragment")
     value = round(min(1.0, max(0.0, total)) + 1e-9, 2)
     return value, " ".join(parts)
+
+
+def specificity(candidate: Candidate, document_frequency: Mapping[str, int], documents: int) -> float:
+    """How specific the candidate is against ``documents`` others (0-1).
+
+    Each content word counts by its inverse document frequency in the window (a word in every
+    entry counts 0, one in this entry alone counts 1); names, numbers and dates count 1 each.
+    Eight such units or more are fully specific. A small window says little about which words
+    are rare, so the figure is scaled down below :data:`SPECIFIC_WINDOW` entries.
+    """
+    if documents < 2:
+        return 0.0
+    scale = math.log(documents)
+    units = float(candidate.names)
+    for word in candidate.content:
+        units += max(0.0, math.log(documents / max(1, document_frequency.get(word, 1)))) / scale
+    confidence = min(1.0, scale / math.log(SPECIFIC_WINDOW))
+    return min(1.0, units / SPECIFIC_UNITS) * confidence
+
+
+SPECIFIC_WINDOW = 64
+SPECIFIC_UNITS = 8
 
 
 # ---------------------------------------------------------------------------------------------
@@ -544,6 +640,7 @@ def rules_insights(
     new_keys = [c.entry.id for c in new]
     near: dict[str, list[str]] = {k: [o for o, _ in index.near(by_key[k].tokens, rules)] for k in new_keys}
     group = union_near_duplicates(new_keys, near, by_key)
+    frequency = Counter(word for candidate in by_key.values() for word in candidate.content)
     scores: dict[str, tuple[float, str]] = {}
     insights: list[Insight] = []
     for members in group:
@@ -551,8 +648,11 @@ def rules_insights(
         related_keys = {k for k in related_keys if by_key[k].category == by_key[members[0]].category}
         days = {by_key[k].day for k in related_keys | set(members) if by_key[k].day is not None}
         ranked: list[tuple[float, int, str, str, Candidate]] = []
+        strength = 0.0
         for key in members:
-            value, rule = score(by_key[key], rules, days_mentioned=max(1, len(days)))
+            specific = specificity(by_key[key], frequency, len(by_key))
+            value, rule = score(by_key[key], rules, days_mentioned=max(1, len(days)), specificity=specific)
+            strength = max(strength, value + specific / 10)
             scores[key] = (value, rule)
             candidate = by_key[key]
             # The best score leads; among equals the crispest (shortest), then the first said.
@@ -574,6 +674,7 @@ def rules_insights(
                 rule=rule,
                 supersedes=lead.entry.fields.get("supersedes", "").strip().lstrip("^") or None,
                 temporary=temporary,
+                strength=strength,
             )
         )
     return insights, scores

@@ -1,0 +1,166 @@
+"""What the heartbeat keeps, on real conversations: LoCoMo curation figures, in-process.
+
+    python bench/curate_bench.py                                  # dev half, both forms
+    python bench/curate_bench.py --form transcript --conversations conv-26
+    python bench/curate_bench.py --variants                       # + the ablation rows
+
+The shared scorer (``curate_score.py`` beside the LoCoMo data, default ``../shared/locomo``)
+makes two vaults per conversation (verbatim transcripts, and the short facts an agent would
+note), runs the heartbeat weekly as a scheduled job would (``--no-llm``) and compares MEMORY.md
+and the weekly summaries with what was later asked and with the annotated events. This runner
+uses the scorer's own functions for everything but the schedule, which it runs in this process
+(:func:`vault_tools.heartbeat.run_heartbeat`, the CLI's ``heartbeat --as-of D --no-llm``) instead
+of a process per run, so its figures agree with ``curate_score.py --vault-tools vault-tools``.
+The data is licensed for non-commercial use and is never copied into this repository.
+
+Rows: the shipped rules, and with ``--variants`` the same with one part of the salience model
+turned off (the ablation; see :data:`VARIANTS`). Prints one Markdown table; every row comes from
+this one run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import datetime as dt
+import json
+import os
+import random
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
+
+from locomo_bench import DEFAULT_LOCOMO, load_module  # noqa: E402
+
+from vault_tools import heartbeat, insights  # noqa: E402
+from vault_tools.config import Config, load_config  # noqa: E402
+
+#: The ablation: each part of the salience model off alone (fields of insights.Rules).
+VARIANTS: dict[str, dict[str, Any]] = {
+    "no event boost": {"event_boost": 0.0},
+    "no specificity": {"specific_cap": 0.0},
+    "no fragment penalty": {"fragment_penalty": 0.0},
+    "no repetition boost": {"repeat_step": 0.0},
+}
+
+
+def schedule(
+    _command: list[str], root: Path, first: dt.date, last: dt.date, cadence: int
+) -> dict[str, list[str]]:
+    """The scorer's ``run_schedule`` signature, run in this process."""
+    return in_process_schedule(root, first, last, cadence)
+
+
+def in_process_schedule(root: Path, first: dt.date, last: dt.date, cadence: int) -> dict[str, list[str]]:
+    """``curate_score.run_schedule`` without a process per run: block id -> source lines."""
+    sources: dict[str, list[str]] = {}
+    day = first + dt.timedelta(days=6)
+    while day <= last + dt.timedelta(days=7):
+        config = load_config(root)
+        report = heartbeat.run_heartbeat(config, heartbeat.Options(as_of=day, use_llm=False))
+        for change in [*report.promoted, *report.merged]:
+            if change.block_id:
+                sources.setdefault(change.block_id, []).extend(change.sources)
+        day += dt.timedelta(days=cadence)
+    return sources
+
+
+@contextmanager
+def rules_changed(overrides: dict[str, Any]) -> Iterator[None]:
+    """The heartbeat's rules with ``overrides`` for the duration of one row."""
+    original = heartbeat.load_rules
+
+    def changed(config: Config, warnings: list[str] | None = None) -> insights.Rules:
+        return dataclasses.replace(original(config, warnings), **overrides)
+
+    heartbeat.load_rules = changed  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        heartbeat.load_rules = original  # type: ignore[assignment]
+
+
+def run_row(
+    scorer: Any, samples: list[dict[str, Any]], forms: list[str], data: Path, cadence: int, keep: str
+) -> dict[str, Any]:
+    workdir = Path(keep) if keep else Path(tempfile.mkdtemp(prefix="curate-bench-"))
+    workdir.mkdir(parents=True, exist_ok=True)
+    rng = random.Random(20261204)  # the scorer's seed: the same random baselines
+    rows = []
+    started = time.perf_counter()
+    try:
+        for sample in samples:
+            for form in forms:
+                rows.append(scorer.score_one(sample, form, data, workdir, [], cadence, rng))
+    finally:
+        if not keep:
+            shutil.rmtree(workdir, ignore_errors=True)
+    result = {form: scorer.summarize([r for r in rows if r["form"] == form]) for form in forms}
+    return {"summary": result, "rows": rows, "seconds": time.perf_counter() - started}
+
+
+def table_row(label: str, form: str, s: dict[str, Any]) -> str:
+    return (
+        f"| {label} | {form} | {s['items']} | {s['words_per_month']:.0f} | {s['precision']:.3f} | "
+        f"{s['lift']:.2f} | {s['coverage']:.3f} | {s['random_cov']:.3f} | {s['cov_lift']:.2f} | "
+        f"{s['named_share']:.2f} | {s['asks_share']:.2f} | {s['short_share']:.2f} | "
+        f"{s['event_recall']:.2f} | {s['compress']:.2f} |"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--locomo", type=Path, default=DEFAULT_LOCOMO)
+    parser.add_argument("--conversations", default="", help="comma-separated sample ids (default: all)")
+    parser.add_argument("--form", choices=("transcript", "facts", "both"), default="both")
+    parser.add_argument("--cadence", type=int, default=7)
+    parser.add_argument("--variants", action="store_true", help="also run the ablation rows")
+    parser.add_argument("--keep", default="", help="make the vaults here and keep them (shipped row only)")
+    parser.add_argument("--out", default="", help="write every row's figures as JSON here")
+    args = parser.parse_args(argv)
+
+    path = args.locomo.resolve() / "curate_score.py"
+    if not path.exists():
+        raise SystemExit(f"{path} not found: pass --locomo with the LoCoMo folder")
+    scorer = load_module(path, "curate_score")
+    scorer.run_schedule = schedule  # type: ignore[attr-defined]
+    os.environ["VAULT_TOOLS_AUTOSTART"] = "off"
+    data = args.locomo.resolve() / "locomo-dev.json"
+    samples = json.loads(data.read_text(encoding="utf-8"))
+    wanted = {s for s in args.conversations.split(",") if s}
+    samples = [s for s in samples if not wanted or s["sample_id"] in wanted]
+    forms = ["transcript", "facts"] if args.form == "both" else [args.form]
+
+    rows: dict[str, dict[str, Any]] = {
+        "shipped": run_row(scorer, samples, forms, data, args.cadence, args.keep)
+    }
+    if args.variants:
+        for label, overrides in VARIANTS.items():
+            with rules_changed(overrides):
+                rows[label] = run_row(scorer, samples, forms, data, args.cadence, "")
+    print(
+        "| rules | form | items | words/month | precision | lift | coverage | random | cov lift | named "
+        "| asks | short | weekly events | compress |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for label, row in rows.items():
+        for form, summary in row["summary"].items():
+            print(table_row(label, form, summary))
+    for label, row in rows.items():
+        print(f"{label}: {row['seconds']:.1f} s", file=sys.stderr)
+    if args.out:
+        Path(args.out).write_text(json.dumps(rows, indent=1, default=str), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
