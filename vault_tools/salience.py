@@ -36,8 +36,8 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7a3"
-CJK_RUN = re.compile(f"[{CJK}]+")
+from vault_tools.similarity import CJK_RUN, stem
+
 WORD = re.compile(r"[A-Za-z][A-Za-z'’]*|\d+(?:[.,:]\d+)*")
 
 ABBREVIATIONS = frozenset(
@@ -240,13 +240,6 @@ def content_words(text: str) -> frozenset[str]:
             continue
         out.add(stem(base))
     return frozenset(out)
-
-
-def stem(word: str) -> str:
-    for suffix in ("ing", "ed", "es", "s"):
-        if len(word) > len(suffix) + 3 and word.endswith(suffix):
-            return word[: -len(suffix)]
-    return word
 
 
 def proper_names(text: str) -> int:
