@@ -10,7 +10,7 @@ import re
 import subprocess
 from dataclasses import asdict, dataclass, field
 from importlib import resources
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from vault_tools import notes
@@ -18,6 +18,8 @@ from vault_tools.config import STATE_DIR, Config, load_config, require_vault, re
 from vault_tools.errors import UsageError, VaultError
 
 if TYPE_CHECKING:
+    from importlib.abc import Traversable  # importlib.resources.abc from 3.11 on; the same class
+
     from vault_tools.recall import RecallResult
 
 MEMORY_TEMPLATE = """---
@@ -39,20 +41,42 @@ type: memory
 GITIGNORE = f"{STATE_DIR}/\n"
 DATE_IN_TEXT = re.compile(r"(?<!\d)(\d{4})-(\d{2})-(\d{2})(?!\d)")
 TAG_NAME = re.compile(r"^[^\s#\[\](){}<>,.;:!?'\"`]+$")
+SAMPLE_SKIPPED_DIRS = frozenset({STATE_DIR, ".git", "__pycache__"})
 
 
-def sample_vault_dir() -> Path:
-    """The bundled sample vault: the repository's ``vault/`` (also shipped as package data)."""
-    try:
-        packaged = Path(str(resources.files("vault_tools.sample_vault")))
-        if (packaged / "MEMORY.md").is_file():
-            return packaged
-    except (ModuleNotFoundError, TypeError):
-        pass
+def sample_vault_dir() -> Traversable:
+    """The bundled sample vault, as package data of an installed ``vault_tools``.
+
+    A wheel holds it at ``vault_tools/sample_vault/`` (pyproject maps the repository's ``vault/``
+    there). It is reached through ``vault_tools``, a regular package, so ``importlib.resources``
+    gives a directory (or a zip member) on every Python: ``vault_tools.sample_vault`` itself has no
+    ``__init__.py`` and would be a namespace package, which an editable install cannot import and
+    3.11 returns as a ``MultiplexedPath``. A source tree (an editable install, ``PYTHONPATH``) has
+    no package data next to the code: there the sample is the repository's ``vault/``.
+    """
+    packaged = resources.files("vault_tools").joinpath("sample_vault")
+    if packaged.joinpath("MEMORY.md").is_file():
+        return packaged
     checkout = Path(__file__).resolve().parent.parent / "vault"
     if (checkout / "MEMORY.md").is_file():
         return checkout
     raise VaultError("the bundled sample vault is missing from this installation; reinstall vault-tools")
+
+
+def sample_files(root: Traversable) -> list[tuple[PurePosixPath, Traversable]]:
+    """Every file of the sample vault as (path inside it, file), in name order; never its state or git."""
+    return files_under(root, PurePosixPath())
+
+
+def files_under(folder: Traversable, name: PurePosixPath) -> list[tuple[PurePosixPath, Traversable]]:
+    found: list[tuple[PurePosixPath, Traversable]] = []
+    for child in sorted(folder.iterdir(), key=lambda item: item.name):
+        if child.is_dir():
+            if child.name not in SAMPLE_SKIPPED_DIRS:
+                found += files_under(child, name / child.name)
+        elif not child.name.endswith((".py", ".pyc")):
+            found.append((name / child.name, child))
+    return found
 
 
 # ---------------------------------------------------------------------------------------------
@@ -117,17 +141,10 @@ def first_commit(path: Path, created: list[str]) -> str | None:
 def planned_files(path: Path, sample: bool) -> list[Path]:
     if not sample:
         return [path / "MEMORY.md", path / ".gitignore"]
-    source = sample_vault_dir()
-    names = [p.relative_to(source) for p in source.rglob("*") if p.is_file() and is_sample_file(p, source)]
-    return [path / sample_target_name(name, 0) for name in names]
+    return [path / sample_target_name(name, 0) for name, _ in sample_files(sample_vault_dir())]
 
 
-def is_sample_file(path: Path, source: Path) -> bool:
-    rel = path.relative_to(source).as_posix()
-    return not rel.startswith((".vault-tools", ".git/")) and not path.name.endswith((".py", ".pyc"))
-
-
-def sample_target_name(name: Path, shift: int) -> Path:
+def sample_target_name(name: PurePosixPath, shift: int) -> PurePosixPath:
     match = notes.DAILY_NAME.match(name.name)
     if not match or shift == 0:
         return name
@@ -137,19 +154,17 @@ def sample_target_name(name: Path, shift: int) -> Path:
 
 def copy_sample(target: Path, today: dt.date) -> int:
     """Copy the sample vault, moving every date in names and text by the same number of days."""
-    source = sample_vault_dir()
-    days = [notes.classify(p.relative_to(source).as_posix())[1] for p in source.glob("memory/*.md")]
+    files = sample_files(sample_vault_dir())
+    days = [notes.classify(name.as_posix())[1] for name, _ in files if name.parent.as_posix() == "memory"]
     last = max((d for d in days if d is not None), default=today)
     shift = (today - last).days
-    for file in sorted(source.rglob("*")):
-        if not file.is_file() or not is_sample_file(file, source):
-            continue
-        rel = sample_target_name(file.relative_to(source), shift)
+    for name, file in files:
         data = file.read_bytes()
-        if file.suffix == ".md":
+        if name.suffix == ".md":
             data = shift_dates(data.decode("utf-8"), shift).encode("utf-8")
-        (target / rel).parent.mkdir(parents=True, exist_ok=True)
-        notes.atomic_write(target / rel, data)
+        destination = target / sample_target_name(name, shift)
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        notes.atomic_write(destination, data)
     return shift
 
 
