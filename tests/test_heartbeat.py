@@ -182,6 +182,53 @@ def test_bilingual_promotion_into_english_sections(tmp_path: Path) -> None:
         assert expected in reasons, expected
 
 
+TRANSCRIPT = """---
+date: 2026-11-28
+---
+# 2026-11-28
+
+- 19:02 **Ana**: Hey Ben! How have you been? What's new with you?
+- 19:03 **Ben**: Taking time for yourself is so important. I love it!
+- 19:04 **Ben**: I just adopted a greyhound called Biscuit from the Oakland shelter last Saturday.
+- 19:05 **Ana**: Wow, that's amazing! You'd be a great dog dad. What made you pick him?
+- 19:06 **Ana**: 我上个月搬到了杭州，在西湖边租了房子。
+- 19:07 **Ben**: They brighten up our day and always make us smile.
+"""
+
+
+def test_a_transcript_keeps_statements_that_say_who(tmp_path: Path) -> None:
+    vault = committed(make_vault(tmp_path, MEMORY_EN, {"2026-11-28": TRANSCRIPT}))
+    report = run(vault, threshold=0.5)
+    kept = {c.text for c in report.promoted}
+    assert kept == {
+        "**Ben**: I just adopted a greyhound called Biscuit from the Oakland shelter last Saturday.",
+        "**Ana**: 我上个月搬到了杭州，在西湖边租了房子。",
+    }
+    reasons = {s.source.rsplit(":", 1)[1]: s.reason for s in report.skipped}
+    assert "question" in reasons["6"] and "question" in reasons["9"] and "listener" in reasons["7"]
+
+
+def test_memory_grows_within_its_word_budget(tmp_path: Path) -> None:
+    lines = [
+        f"- 09:{i:02d} Decided to move service {name} to the {place} datacenter in region {i}."
+        for i, (name, place) in enumerate(
+            [
+                (n, p)
+                for n in ("atlas", "billing", "search", "mail", "chat")
+                for p in ("Oslo", "Lima", "Pune", "Kobe")
+            ]
+        )
+    ]
+    daily = {"2026-11-28": "---\ndate: 2026-11-28\n---\n" + "\n".join(lines) + "\n"}
+    vault = committed(make_vault(tmp_path, MEMORY_EN, daily))
+    report = run(vault, settings={"budget_words_per_month": 60})
+    words = sum(len(c.text.split()) for c in report.promoted)
+    assert 0 < words <= 60 and len(report.promoted) < len(lines)
+    assert any("over the MEMORY.md budget" in s.reason for s in report.skipped)
+    unlimited = committed(make_vault(tmp_path, MEMORY_EN, daily, name="unlimited"))
+    assert len(run(unlimited, settings={"budget_words_per_month": 0}).promoted) == len(lines)
+
+
 def test_chinese_headings_are_respected_and_created_in_a_chinese_vault(tmp_path: Path) -> None:
     vault = committed(make_vault(tmp_path, MEMORY_ZH, {"2026-11-29": NOTE_ZH}))
     run(vault)

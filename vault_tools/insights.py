@@ -448,7 +448,9 @@ def statement_reason(read: Sequence[salience.Sentence]) -> str | None:
         return None
     if all(s.question for s in read):
         return "a question, not a statement"
-    if any(s.address for s in read) and not any(s.question for s in read if not s.address):
+    if any(s.question for s in read):
+        return "a question and pleasantries, not a statement"
+    if any(s.address for s in read):
         return "addressed to the listener (praise, thanks or advice)"
     return "pleasantries with nothing specific"
 
@@ -571,7 +573,7 @@ def score(
             total += value
             parts.append(f"{why} {value:+g}")
 
-    if candidate.signals:
+    if candidate.signals and not candidate.fragment:  # emphasis does not give a fragment its subject
         add(
             min(rules.signal_cap, rules.signal_step * len(candidate.signals)),
             f"signal {'/'.join(candidate.signals)}",

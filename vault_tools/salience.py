@@ -208,19 +208,30 @@ def read(sentence: str) -> Sentence:
     """The salience signals of one sentence (a line of a note, without its markup)."""
     flat = unicodedata.normalize("NFKC", sentence).strip()
     content = content_words(flat)
+    if content and greeting(flat):
+        content = content_words(CAPITALISED.sub(" ", flat))  # "Hey Ben!": a name is no content
     first = bool(FIRST_PERSON.search(flat))
     return Sentence(
         text=sentence,
         question=bool(QUESTION.search(flat)),
         chatter=not content,
         address=bool(SECOND_PERSON.search(flat)) and not first,
-        fragment=bool(ANAPHORA.match(flat)) and not first and not proper_names(flat),
+        fragment=bool(ANAPHORA.match(flat)) and not proper_names(flat),
         disclosure=first or bool(KIN.search(flat)) or bool(NAMED_SUBJECT.match(flat)),
         event=has_event(flat),
         dated=bool(NUMBER_OR_DATE.search(flat)),
         names=proper_names(flat),
         content=content,
     )
+
+
+CAPITALISED = re.compile(r"\b[A-Z][a-z]+\b")
+
+
+def greeting(text: str) -> bool:
+    """Whether ``text`` opens with a pleasantry ("Hey", "Wow", "Thanks"): a name after it is no content."""
+    first = WORD.match(text.lstrip("\"'“‘(*_ "))
+    return bool(first) and first.group(0).lower() in PLEASANTRY
 
 
 def content_words(text: str) -> frozenset[str]:

@@ -1,0 +1,126 @@
+"""Salience: sentences split where people end them, and read for what they say about someone."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from vault_tools import insights, salience
+from vault_tools.insights import Rules
+from vault_tools.notes import read_note
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "The cat's vet is Dr. Okafor on Elm St. near the park. Call before noon.",
+            ["The cat's vet is Dr. Okafor on Elm St. near the park.", "Call before noon."],
+        ),
+        (
+            "Fruit, e.g. pears and plums, keeps well. Buy some.",
+            ["Fruit, e.g. pears and plums, keeps well.", "Buy some."],
+        ),
+        ("Room No. 5 is ours. J. K. Rowling signed it.", ["Room No. 5 is ours.", "J. K. Rowling signed it."]),
+        (
+            "Peanuts are banned from now on. Important!",
+            ["Peanuts are banned from now on. Important!"],
+        ),
+        ("我对花生过敏。别忘了带药！明天见？", ["我对花生过敏。", "别忘了带药！", "明天见？"]),
+        (
+            "Wow! I finished the marathon in 4:05. So tired.",
+            ["Wow!", "I finished the marathon in 4:05.", "So tired."],
+        ),
+    ],
+)
+def test_sentences_end_where_people_end_them(text: str, expected: list[str]) -> None:
+    assert salience.sentences(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("sentence", "usable"),
+    [
+        ("What was your favorite part?", False),  # a question
+        ("你最近在忙什么呢？", False),
+        ("Taking time for yourself is so important.", False),  # generic sentiment
+        ("I love it!", False),
+        ("That's so cool, thanks!", False),
+        ("You'd be a great counselor!", False),  # words to the listener
+        ("你真厉害！", False),
+        ("I ran a charity race for mental health last Saturday.", True),
+        ("Caroline is researching adoption agencies.", True),
+        ("我上个月搬到了杭州，离公司近多了。", True),
+        ("The spare key is with the neighbour upstairs.", True),
+    ],
+)
+def test_questions_chatter_and_praise_are_not_statements(sentence: str, usable: bool) -> None:
+    assert salience.read(sentence).usable is usable
+
+
+def test_events_disclosure_and_fragments() -> None:
+    race = salience.read("I just signed up for a pottery class with my sister.")
+    assert race.event and race.disclosure and not race.fragment
+    moved = salience.read("我们下个月搬到杭州。")
+    assert moved.event and moved.disclosure
+    fact = salience.read("Melanie painted a sunset over the lake in 2022.")
+    assert fact.event and fact.disclosure and fact.dated
+    assert salience.read("They brighten up our day and always make us smile.").fragment
+    assert not salience.read("Hey Ben!").usable and not salience.read("Thanks, Melanie!").usable
+    assert not salience.read("It was Caroline's idea.").fragment  # a name of its own
+    assert not salience.read("I was so excited.").event  # a feeling, not an event
+
+
+def entry_of(tmp_path: Path, line: str) -> insights.Candidate:
+    path = tmp_path / "memory" / "2026-11-20.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"---\ndate: 2026-11-20\n---\n- {line}\n", encoding="utf-8")
+    (entry,) = read_note(path, tmp_path).entries
+    reason = insights.skip_reason(entry)
+    assert reason is None, reason
+    return insights.analyse(entry, Rules())
+
+
+def test_a_transcript_item_says_who_and_keeps_the_statement(tmp_path: Path) -> None:
+    line = (
+        "13:56 **Melanie**: Wow, thanks! Yeah, I painted that lake sunrise last year! "
+        "It's special to me. What do you paint?"
+    )
+    candidate = entry_of(tmp_path, line)
+    assert candidate.key_text == "**Melanie**: Yeah, I painted that lake sunrise last year!"
+    assert candidate.speaker == "Melanie" and candidate.event
+
+
+def test_a_cut_abbreviation_is_never_an_item(tmp_path: Path) -> None:
+    candidate = entry_of(tmp_path, "The cat's vet is Dr. Okafor on Elm St., open until six.")
+    assert candidate.key_text == "The cat's vet is Dr. Okafor on Elm St., open until six."
+    label = entry_of(tmp_path, "Peanuts are banned in the office kitchen from now on. Important!")
+    assert label.key_text.startswith("Peanuts are banned")
+
+
+@pytest.mark.parametrize(
+    ("line", "reason"),
+    [
+        ("**Caroline**: What was your favorite part of the trip?", "a question"),
+        ("**Mel**: Aw, that is so sweet. I love it, really!", "pleasantries"),
+        ("**阿明**: 哈哈，太好了，真的很开心！", "pleasantries"),
+        ("**Mel**: You'd be a great counselor, you really care!", "addressed to the listener"),
+        ("**小王**: 你最近怎么样？周末去哪儿玩了？", "a question"),
+    ],
+)
+def test_questions_and_pleasantries_are_never_candidates(tmp_path: Path, line: str, reason: str) -> None:
+    path = tmp_path / "memory" / "2026-11-20.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"---\ndate: 2026-11-20\n---\n- {line}\n", encoding="utf-8")
+    (entry,) = read_note(path, tmp_path).entries
+    assert reason in (insights.skip_reason(entry) or "")
+
+
+def test_specificity_weighs_rare_words_and_needs_a_window(tmp_path: Path) -> None:
+    rare = entry_of(tmp_path, "I adopted a greyhound called Biscuit from the Oakland shelter.")
+    common = entry_of(tmp_path, "I went to the park with the kids again.")
+    frequency = {w: 1 for w in rare.content} | {w: 40 for w in common.content}
+    assert insights.specificity(rare, frequency, 80) > insights.specificity(common, frequency, 80)
+    assert insights.specificity(rare, frequency, 1) == 0.0
+    small = insights.specificity(rare, frequency, 8)
+    assert 0 < small < insights.specificity(rare, frequency, 80)
