@@ -231,7 +231,7 @@ CAPITALISED = re.compile(r"\b[A-Z][a-z]+\b")
 def greeting(text: str) -> bool:
     """Whether ``text`` opens with a pleasantry ("Hey", "Wow", "Thanks"): a name after it is no content."""
     first = WORD.match(text.lstrip("\"'“‘(*_ "))
-    return bool(first) and first.group(0).lower() in PLEASANTRY
+    return first is not None and first.group(0).lower() in PLEASANTRY
 
 
 def content_words(text: str) -> frozenset[str]:
