@@ -262,8 +262,8 @@ class Rules:
     related: float = 0.3
     max_item_chars: int = 300
     # salience (see vault_tools.salience): what a plain statement earns beyond its kind
-    event_boost: float = 0.1  # someone did, started, changed or plans something
-    specific_cap: float = 0.2  # rare words, names, numbers and dates, measured against the window
+    event_boost: float = 0.15  # someone did, started, changed or plans something
+    specific_cap: float = 0.3  # rare words, names, numbers and dates, measured against the window
     fragment_penalty: float = 0.2  # its subject is in another line
 
     @classmethod

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from vault_tools import insights, notes, privacy
+from vault_tools import insights, notes, privacy, similarity
 from vault_tools.errors import UsageError
 
 if TYPE_CHECKING:
@@ -211,7 +211,10 @@ def usable(entry: notes.Entry) -> bool:
 
 
 def topic_of(entry: notes.Entry) -> str:
-    """The entry's first topic tag (not a marker such as #remember), else its section heading."""
+    """Who says the entry (a transcript: what happened to whom), else its first topic tag (not a
+    marker such as #remember), else its section heading."""
+    if entry.speaker:
+        return entry.speaker
     for tag in insights.inline_tags(entry.raw):
         name = tag.rstrip("/")
         if name.split("/")[0].lower() not in META_TAGS and not name.isdigit():
@@ -239,13 +242,14 @@ def build_summary(
     candidates = [insights.analyse(e, rules) for e in entries]
     found, scores = insights.rules_insights(candidates, candidates, rules)
     bullets = [rules_bullet(insight, period) for insight in found]
+    budget = max(SUMMARY_MIN_WORDS, round(SUMMARY_SHARE * sum(statement_words(e) for e in entries)))
     return Summary(
         period=period,
         language=language_of(entries),
         entries=len(entries),
         notes=len({e.rel_path for e in entries}),
         visibility=visibility_of(entries),
-        bullets=select(bullets, period),
+        bullets=select(bullets, period, budget),
         topics=main_topics(entries),
         generator="rules",
         scores={key: value for key, (value, _rule) in scores.items()},
@@ -289,9 +293,43 @@ def sentence_naming(entry: notes.Entry, phrase: str) -> str | None:
     return None
 
 
-def select(bullets: list[Bullet], period: Period) -> list[Bullet]:
+#: A summary says in at most this share of the words what the period's notes state (their
+#: sentences less questions, pleasantries and words to the listener): what happened, not the
+#: week's lines again.
+SUMMARY_SHARE = 0.4
+SUMMARY_MIN_WORDS = 80  # a quiet week's few bullets are all kept
+
+
+def statement_words(entry: notes.Entry) -> int:
+    """How many words ``entry`` states (CJK characters count as half a word each)."""
+    read = insights.read_sentences(insights.spoken_text(entry))
+    return sum(words(s.text) for s in read if s.usable)
+
+
+def words(text: str) -> int:
+    return len(text.split()) + len(similarity.CJK_CHAR.findall(text)) // 2
+
+
+def within_budget(bullets: list[Bullet], budget: int) -> list[Bullet]:
+    """The strongest bullets whose words fit ``budget``; open threads first, each kept whole."""
+    ranked = sorted(
+        bullets, key=lambda b: (b.section != "open", -b.score, -len(b.sources), first_day(b), b.text)
+    )
+    kept: list[Bullet] = []
+    left = budget
+    for bullet in ranked:
+        cost = words(bullet.text) + 2  # the link
+        if cost <= left or not kept:
+            kept.append(bullet)
+            left -= cost
+    return [b for b in bullets if b in kept]
+
+
+def select(bullets: list[Bullet], period: Period, budget: int | None = None) -> list[Bullet]:
     """The most important bullets of each section, grouped by topic (see the module docstring)."""
     factor = 2 if period.kind == "month" else 1
+    if budget is not None:
+        bullets = within_budget(bullets, budget)
     chosen: list[Bullet] = []
     for section in SECTIONS:
         members = [b for b in bullets if b.section == section]
@@ -351,7 +389,8 @@ def bullet_line(bullet: Bullet, language: str) -> str:
     sources = sorted(bullet.sources, key=lambda e: (e.date or dt.date.min, e.rel_path, e.start_line))
     links = list(dict.fromkeys(note_link(e, language) for e in sources))
     shown = ", ".join(links[:MAX_LINKS]) + (f" +{len(links) - MAX_LINKS}" if len(links) > MAX_LINKS else "")
-    topic = f"**{topic_label(bullet.topic)}** · " if bullet.topic else ""
+    said_by = bullet.text.startswith(f"**{bullet.topic}**")  # a transcript's bullet names its speaker
+    topic = f"**{topic_label(bullet.topic)}** · " if bullet.topic and not said_by else ""
     text = " ".join(bullet.text.split())
     if bullet.ahead is not None and bullet.section == "open":
         weekday = "一二三四五六日"[bullet.ahead.weekday()]
