@@ -450,3 +450,24 @@ def test_propose_directly(server: LLMServer, tmp_path: Path) -> None:
     assert [p.text for p in result.proposals] == ["我不吃香菜"]
     assert result.proposals[0].expires == dt.date(2027, 1, 1)
     assert result.usage.requests == 1 and result.sent == entries and result.held == []
+
+
+def test_a_transcript_turn_becomes_a_standalone_third_person_fact(tmp_path: Path, server: LLMServer) -> None:
+    turn = "- 19:04 **Ben**: I just adopted a greyhound called Biscuit from the Oakland shelter!\n"
+    vault = make_vault(tmp_path, {"2026-11-28": f"---\ndate: 2026-11-28\n---\n{turn}"})
+
+    def third_person(request: dict[str, Any]) -> str:
+        (entry,) = user_payload(request)["entries"]
+        fact = "Ben adopted a greyhound called Biscuit from the Oakland shelter."
+        return json.dumps(
+            {"insights": [{"text": fact, "sources": [entry["id"]], "category": "fact", "importance": 0.8}]}
+        )
+
+    server.default = Reply(responder=third_person)
+    report = run(vault, server)
+    system = server.requests[0]["messages"][0]["content"]
+    assert "third person that names who" in system and "Never keep questions" in system
+    assert [c.text for c in report.promoted] == [
+        "Ben adopted a greyhound called Biscuit from the Oakland shelter."
+    ]
+    assert "- 2026-11-28: Ben adopted a greyhound called Biscuit" in memory(vault)
