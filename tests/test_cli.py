@@ -244,6 +244,25 @@ def test_note_errors_are_one_line_with_an_exit_code(
     assert code == 2 and "tag" in json.loads(out)["error"]
 
 
+def test_init_on_a_file_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    file = tmp_path / "notes.txt"
+    file.write_text("mine\n", encoding="utf-8")
+    code, _, err = run(capsys, "init", str(file))
+    assert (
+        code == 2
+        and err
+        == f"Error: {file}: is a file; a vault is a folder. Choose another path, e.g. a new folder name.\n"
+    )
+    code, _, err = run(capsys, "init", str(file / "vault"))
+    assert code == 2 and err.startswith(f"Error: {file}: is a file (in the way of {file / 'vault'})")
+    code, out, _ = run(capsys, "init", str(file), "--json")
+    assert code == 2 and "is a file" in json.loads(out)["error"]
+    assert file.read_text(encoding="utf-8") == "mine\n" and sorted(p.name for p in tmp_path.iterdir()) == [
+        "home",
+        "notes.txt",
+    ]
+
+
 def test_missing_vault_says_what_to_do(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run(capsys, "--vault", str(tmp_path / "nowhere"), "status")
     assert code == 3 and "vault-tools init" in err

@@ -239,23 +239,7 @@ def test_a_failing_lock_owner_write_leaves_no_temp_file(
     assert list((vault / ".vault-tools").rglob("*.tmp")) == []
 
 
-@pytest.mark.skipif(
-    os.geteuid() == 0, reason="root ignores chmod; the monkeypatched PermissionError cases cover it"
-)
-def test_a_chmod_read_only_vault(tmp_path: Path) -> None:
-    vault = beat_vault(tmp_path)
-    before = snapshot(vault)
-    folders = [vault, vault / "memory"]
-    for folder in folders:
-        folder.chmod(0o555)
-    try:
-        done = subprocess.run(cli(vault, "note", "read-only marker"), capture_output=True, text=True)
-        count("chmod-readonly")
-        assert done.returncode != 0 and "Traceback" not in done.stderr
-    finally:
-        for folder in folders:
-            folder.chmod(0o755)
-    assert_nothing_lost(vault, before)
+# A read-only vault (a read-only mount, chmod a-w), for root too: test_read_only.py.
 
 
 # ---------------------------------------------------------------------------------------------

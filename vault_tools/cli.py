@@ -19,7 +19,7 @@ from pathlib import Path
 
 from vault_tools import __version__
 from vault_tools.config import Config, load_config, require_vault, resolve_vault
-from vault_tools.errors import UsageError, VaultError
+from vault_tools.errors import NotWritableError, UsageError, VaultError
 
 TYPE_CHECKING = False  # typing is not imported on the served path (see config.py)
 if TYPE_CHECKING:
@@ -630,6 +630,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except OSError as exc:  # a write the checks up front did not foresee (a folder made read-only since)
+        refused = NotWritableError.from_os_error(exc, f"`vault-tools {args.command}`")
+        if refused is None:
+            raise
+        out.error(str(refused))
+        return refused.exit_code
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -3,6 +3,10 @@
 Vault: ``--vault PATH``, else ``$VAULT_TOOLS_VAULT``, else the current directory when it holds
 ``MEMORY.md`` or ``memory/``, else ``./vault``.
 
+State (index, locks, heartbeat records): ``<vault>/.vault-tools/``, or, when the vault cannot be
+written (a read-only mount, ``chmod a-w``), ``$XDG_CACHE_HOME/vault-tools/<name>-<hash of the path>/``
+(``~/.cache`` without it), so reading commands work there too: see :attr:`Config.state_dir`.
+
 Settings: defaults below, overridden by ``<vault>/.vault-tools/config.toml`` (every key optional),
 overridden by the environment (``OPENAI_API_KEY``, ``OPENAI_BASE_URL``, ``VAULT_TOOLS_LLM_MODEL``,
 ``VAULT_TOOLS_TIMEZONE``, ``VAULT_TOOLS_CHAT``, ``VAULT_TOOLS_SERVICE=off``, and the variable that
@@ -13,13 +17,15 @@ receives a :class:`Config`; none reads the environment.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import os
+import re
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
-from vault_tools.errors import UsageError, VaultNotFoundError
+from vault_tools.errors import NotWritableError, UsageError, VaultNotFoundError
 
 # What a served recall imports (cli, config, service) leaves out typing, zoneinfo and tomllib
 # unless they are needed: each costs a few ms of a call that is mostly Python's start-up.
@@ -29,6 +35,8 @@ if TYPE_CHECKING:
 
 STATE_DIR = ".vault-tools"
 CONFIG_FILE = "config.toml"
+CACHE_NAME = "vault-tools"  # under $XDG_CACHE_HOME: the state of vaults that cannot be written
+UNSAFE_IN_NAME = re.compile(r"[^\w.-]+")
 
 
 @dataclass(frozen=True)
@@ -108,19 +116,38 @@ class Config:
     recall: RecallConfig = field(default_factory=RecallConfig)
     embeddings: EmbeddingsConfig = field(default_factory=EmbeddingsConfig)
     warnings: tuple[str, ...] = ()
+    cache_home: Path | None = (
+        None  # $XDG_CACHE_HOME or ~/.cache: where state goes when the vault is read-only
+    )
 
-    @property
+    @functools.cached_property
     def state_dir(self) -> Path:
-        return self.vault / STATE_DIR
+        """Where the index, locks and run records live, chosen once per :class:`Config`.
+
+        ``<vault>/.vault-tools/`` when it can be written (or made), else this vault's own folder
+        in the cache (:func:`cache_state_dir`): a read-only vault is still searched, its
+        disposable state kept outside it. A vault that does not exist keeps its own path, so a
+        vault deleted under a watcher is never re-created and nothing moves to the cache.
+        """
+        own = self.vault / STATE_DIR
+        if self.cache_home is None or can_write(own) or not self.vault.is_dir():
+            return own
+        if not own.exists() and can_write(self.vault):
+            return own
+        return cache_state_dir(self.cache_home, self.vault)
 
     def make_state_dir(self, *parts: str) -> Path:
         """``state_dir`` (and ``parts`` under it), made when missing; never the vault itself.
 
         A vault deleted under a running watcher must stay deleted, so this raises
-        FileNotFoundError rather than re-create it.
+        FileNotFoundError rather than re-create it. A state folder in the cache is made with
+        its parents, readable by its owner only (it holds the index of the person's notes).
         """
         path = self.state_dir
-        path.mkdir(exist_ok=True)
+        if path.parent == self.vault:
+            path.mkdir(exist_ok=True)
+        else:
+            path.mkdir(mode=0o700, parents=True, exist_ok=True)
         for part in parts:
             path = path / part
             path.mkdir(exist_ok=True)
@@ -177,12 +204,62 @@ def require_vault(vault: Path) -> Path:
     return vault
 
 
+def can_write(path: Path) -> bool:
+    """Whether new files can be made in the folder ``path`` (False when it does not exist).
+
+    ``os.access`` says no for a read-only mount even to root, and for a folder without write
+    permission to anyone the system holds to it (root keeps its override, as it should).
+    """
+    return os.access(path, os.W_OK | os.X_OK)
+
+
+def cache_home(env: Mapping[str, str]) -> Path | None:
+    """``$XDG_CACHE_HOME`` when it is an absolute path (the XDG rule), else ``~/.cache``."""
+    configured = env.get("XDG_CACHE_HOME", "")
+    if configured and os.path.isabs(configured):
+        return Path(configured)
+    home = env.get("HOME") or os.path.expanduser("~")
+    return Path(home) / ".cache" if os.path.isabs(home) else None
+
+
+def cache_state_dir(home: Path, vault: Path) -> Path:
+    """``<home>/vault-tools/<folder name>-<16 hex of the real path>``: stable, one per vault.
+
+    The name is there for a person listing the cache; the hash of the path with its symlinks
+    resolved keeps two vaults of the same name apart and two spellings of one vault together.
+    """
+    import hashlib
+
+    real = os.path.realpath(vault)
+    digest = hashlib.sha256(os.fsencode(real)).hexdigest()[:16]
+    name = UNSAFE_IN_NAME.sub("_", os.path.basename(real))[:40].strip("._") or "vault"
+    return home / CACHE_NAME / f"{name}-{digest}"
+
+
+def require_writable(doing: str, *folders: Path) -> None:
+    """Before a command changes the vault: fail at once, naming the first of ``folders`` it cannot write.
+
+    Folders that do not exist are skipped (the command makes them inside one that is checked).
+    Checked up front so a read-only vault gets one clear line before anything is half done.
+    """
+    for folder in folders:
+        if folder.is_dir() and not can_write(folder):
+            raise NotWritableError.for_path(folder, doing)
+
+
+def bot_folders(vault: Path) -> tuple[Path, ...]:
+    """The folders the heartbeat, summaries, sync, undo and import write in (and git's own)."""
+    memory = vault / "memory"
+    return (vault, memory, memory / "archive", memory / "summaries", vault / ".git")
+
+
 def load_config(vault: Path, env: Mapping[str, str] | None = None) -> Config:
     """Defaults < ``.vault-tools/config.toml`` < environment."""
     env = os.environ if env is None else env
     data, warnings = read_config_file(vault / STATE_DIR / CONFIG_FILE)
     config = Config(
         vault=vault,
+        cache_home=cache_home(env),
         timezone=as_str(data.get("timezone")),
         llm=section(LLMConfig, data.get("llm"), warnings, "llm"),
         heartbeat=section(HeartbeatConfig, data.get("heartbeat"), warnings, "heartbeat"),

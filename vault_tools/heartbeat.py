@@ -69,7 +69,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vault_tools import locks, notes
-from vault_tools.config import Config, HeartbeatConfig
+from vault_tools.config import Config, HeartbeatConfig, bot_folders, require_writable
 from vault_tools.errors import GitError, UsageError, VaultError
 from vault_tools.heartbeat_commits import (
     Committer,
@@ -210,9 +210,10 @@ def make_context(config: Config, options: Options, warnings: list[str] | None = 
 
 def load_rules(config: Config, warnings: list[str] | None = None) -> Rules:
     """The ``[rules]`` table of ``.vault-tools/config.toml`` (see :class:`vault_tools.insights.Rules`)."""
-    from vault_tools.config import CONFIG_FILE, read_config_file
+    from vault_tools.config import CONFIG_FILE, STATE_DIR, read_config_file
 
-    data, _warnings = read_config_file(config.state_dir / CONFIG_FILE)
+    # The vault's own settings, also when its state lives in the cache (a read-only vault).
+    data, _warnings = read_config_file(config.vault / STATE_DIR / CONFIG_FILE)
     table = data.get("rules")
     return Rules.from_mapping(table, warnings) if isinstance(table, dict) else Rules()
 
@@ -267,6 +268,7 @@ def run_heartbeat(
                 report.ran = False
                 report.warnings.append(reason)
                 return report
+        require_writable("`vault-tools heartbeat`", *bot_folders(config.vault))
         run_locked(ctx, state, report, step)
     report.seconds = round(time.monotonic() - started, 3)
     write_run_records(config, report)

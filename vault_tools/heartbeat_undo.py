@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vault_tools import locks, notes
-from vault_tools.config import Config
+from vault_tools.config import Config, bot_folders, require_writable
 from vault_tools.errors import ConflictError, GitError, UsageError
 from vault_tools.heartbeat_edits import commit_message
 from vault_tools.heartbeat_state import LOCK_NAME, State
@@ -87,6 +87,7 @@ def undo(config: Config, rev: str) -> UndoReport:
     """
     from vault_tools import gitops
 
+    require_writable("`vault-tools undo`", *bot_folders(config.vault))
     with locks.hold(config, LOCK_NAME, timeout=0, what="undo"):
         repo = gitops.VaultRepo.open(config.vault)
         if repo is None:

@@ -29,6 +29,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from vault_tools import insights, notes
+from vault_tools.config import bot_folders, require_writable
 from vault_tools.errors import ConflictError, GitError, LLMError, UsageError
 from vault_tools.locks import HEARTBEAT_LOCK
 from vault_tools.summary_model import model_bullets
@@ -409,6 +410,7 @@ def summarize(config: Config, options: Options | None = None) -> SummaryReport:
         report = write_summary(config, period, use_llm=options.use_llm, dry_run=True, rules=rules)
         report.warnings[:0] = rule_warnings
         return report
+    require_writable("`vault-tools summarize`", *bot_folders(config.vault))
     with locks.hold(config, LOCK_NAME, timeout=0, what="summarize"):
         warnings: list[str] = list(rule_warnings)
         repo = open_repo(config, warnings)

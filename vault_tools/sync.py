@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vault_tools import locks, notes
-from vault_tools.config import Config, HeartbeatConfig
+from vault_tools.config import Config, HeartbeatConfig, bot_folders, require_writable
 from vault_tools.errors import GitError
 
 if TYPE_CHECKING:
@@ -97,6 +97,7 @@ def run_sync(config: Config) -> SyncReport:
     """``vault-tools sync``: one sync under the heartbeat's lock (a heartbeat and a sync never overlap)."""
     from vault_tools import gitops
 
+    require_writable("`vault-tools sync`", *bot_folders(config.vault))
     with locks.hold(config, locks.HEARTBEAT_LOCK, timeout=config.heartbeat.lock_wait_seconds, what="sync"):
         repo = gitops.VaultRepo.open(config.vault)
         if repo is None:

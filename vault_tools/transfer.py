@@ -66,7 +66,7 @@ from pathlib import Path
 from typing import Any
 
 from vault_tools import notes, privacy
-from vault_tools.config import Config, require_vault
+from vault_tools.config import Config, bot_folders, require_vault, require_writable
 from vault_tools.errors import GitError, UsageError, VaultError
 
 FORMAT_VERSION = 1
@@ -766,6 +766,7 @@ def import_file(
     report.files = sorted(rel(config, t.path) for t in written)
     if dry_run or not written:
         return report
+    require_writable("`vault-tools import`", *bot_folders(config.vault))
     if commit:
         check_repository(config)
     for target in written:

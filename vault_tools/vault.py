@@ -14,8 +14,16 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from vault_tools import notes
-from vault_tools.config import STATE_DIR, Config, load_config, require_vault, resolve_vault
-from vault_tools.errors import UsageError, VaultError
+from vault_tools.config import (
+    STATE_DIR,
+    Config,
+    can_write,
+    load_config,
+    require_vault,
+    require_writable,
+    resolve_vault,
+)
+from vault_tools.errors import NotWritableError, UsageError, VaultError
 
 if TYPE_CHECKING:
     from importlib.abc import Traversable  # importlib.resources.abc from 3.11 on; the same class
@@ -97,6 +105,7 @@ def init_vault(path: Path, *, sample: bool = False, today: dt.date | None = None
     """Create the layout at ``path``; with ``sample``, copy the sample vault re-dated to end ``today``."""
     today = today or dt.date.today()
     report = InitReport(vault=str(path), sample=sample)
+    check_init_target(path)
     planned = planned_files(path, sample)
     clashes = [p for p in planned if p.exists()]
     if clashes:
@@ -118,6 +127,21 @@ def init_vault(path: Path, *, sample: bool = False, today: dt.date | None = None
     ours = sorted({*report.created, *([".gitignore"] if wrote_gitignore else [])})
     report.commit = first_commit(path, ours)
     return report
+
+
+def check_init_target(path: Path) -> None:
+    """``path`` can become a vault: it is (or can be made as) a folder that can be written."""
+    existing = path
+    while not existing.exists() and existing.parent != existing:
+        existing = existing.parent
+    if not existing.is_dir():
+        what = "is a file" if existing.is_file() else "is not a folder"
+        where = "" if existing == path else f" (in the way of {path})"
+        raise UsageError(
+            f"{existing}: {what}{where}; a vault is a folder. Choose another path, e.g. a new folder name."
+        )
+    if not can_write(existing):
+        raise NotWritableError.for_path(existing, "`vault-tools init`")
 
 
 def first_commit(path: Path, created: list[str]) -> str | None:
@@ -248,6 +272,7 @@ def add_note(
     day = day or now.date()
     line = format_entry(text, now=now, tags=tags or [], visibility=visibility, remember=remember)
     path = config.vault / "memory" / f"{day.isoformat()}.md"
+    require_writable("`vault-tools note`", path.parent if path.parent.is_dir() else config.vault)
     created = not path.exists()
     result = notes.apply_edit(path, notes.append_lines([line], initial=daily_note_header(day)), create=True)
     line_number = result.data.count(b"\n")
