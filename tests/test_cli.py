@@ -238,10 +238,37 @@ def test_note_keeps_crlf_and_never_rewrites_earlier_lines(
 def test_note_errors_are_one_line_with_an_exit_code(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    (tmp_path / "memory").mkdir()
     code, _, err = run(capsys, "--vault", str(tmp_path), "note", "  ")
     assert code == 2 and err.startswith("Error: the note is empty") and err.count("\n") == 1
     code, out, _ = run(capsys, "--vault", str(tmp_path), "note", "x", "--tag", "bad tag", "--json")
     assert code == 2 and "tag" in json.loads(out)["error"]
+
+
+def test_note_never_makes_a_vault(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A mistyped --vault, or a folder without one: exit 3 like every other command, nothing written."""
+    (tmp_path / "notes").mkdir()
+    code, _, err = run(capsys, "--vault", str(tmp_path / "notse"), "note", "lost")
+    assert code == 3 and "vault-tools init" in err and err.count("\n") == 1
+    code, out, _ = run(capsys, "--vault", str(tmp_path / "notes"), "note", "lost", "--json")
+    assert code == 3 and "not a vault" in json.loads(out)["error"]
+    code, _, err = run(capsys, "note", "lost")  # the current folder holds no vault: ./vault is tried
+    assert code == 3 and str(tmp_path / "vault") in err
+    assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*")) == ["home", "notes"]
+
+
+def test_note_prints_the_absolute_path_it_wrote(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    vault = tmp_path / "v"
+    run(capsys, "init", str(vault))
+    monkeypatch.chdir(vault)  # the vault found from the current folder: the path is still absolute
+    code, out, _ = run(capsys, "note", "决定用 pnpm", "--date", "2026-03-10")
+    written = vault / "memory" / "2026-03-10.md"
+    assert code == 0 and out.startswith(f"{written}:7: - ") and out.rstrip().endswith("决定用 pnpm")
+    code, out, _ = run(capsys, "note", "again", "--date", "2026-03-10", "--json")
+    report = json.loads(out)
+    assert report["absolute_path"] == str(written) and report["path"] == "memory/2026-03-10.md"
 
 
 def test_init_on_a_file_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

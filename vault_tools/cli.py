@@ -72,10 +72,9 @@ def to_jsonable(data: Any) -> Any:
     return data
 
 
-def config_for(args: argparse.Namespace, out: Output, *, must_exist: bool = True) -> Config:
+def config_for(args: argparse.Namespace, out: Output) -> Config:
     vault = resolve_vault(getattr(args, "vault", None))
-    if must_exist:
-        require_vault(vault)
+    require_vault(vault)
     config = load_config(vault)
     for warning in config.warnings:
         out.warn(warning)
@@ -116,7 +115,7 @@ def cmd_init(args: argparse.Namespace, out: Output) -> int:
 def cmd_note(args: argparse.Namespace, out: Output) -> int:
     from vault_tools.vault import add_note
 
-    config = config_for(args, out, must_exist=False)
+    config = config_for(args, out)
     visibility = "private" if args.private else "shared" if args.shared else None
     report = add_note(
         config,
@@ -126,7 +125,7 @@ def cmd_note(args: argparse.Namespace, out: Output) -> int:
         remember=args.remember,
         day=args.date,
     )
-    out.result(report, f"{report.path}:{report.line}: {report.text}")
+    out.result(report, f"{report.absolute_path}:{report.line}: {report.text}")
     return 0
 
 

@@ -227,10 +227,11 @@ def git_init_if_needed(path: Path) -> bool:
 
 @dataclass
 class NoteReport:
-    path: str
+    path: str  # relative to the vault, POSIX
     line: int
     text: str
     created_file: bool
+    absolute_path: str = ""  # the file written, for a person to open
 
 
 def format_entry(
@@ -267,7 +268,12 @@ def add_note(
     day: dt.date | None = None,
     now: dt.datetime | None = None,
 ) -> NoteReport:
-    """Append one entry to the day's note (created with front matter when missing). Append-only."""
+    """Append one entry to the day's note (created with front matter when missing). Append-only.
+
+    Only into a vault: a mistyped path or a folder without one is an error, never a new vault
+    (that is ``init``'s job).
+    """
+    require_vault(config.vault)
     now = now or config.now()
     day = day or now.date()
     line = format_entry(text, now=now, tags=tags or [], visibility=visibility, remember=remember)
@@ -276,7 +282,7 @@ def add_note(
     created = not path.exists()
     result = notes.apply_edit(path, notes.append_lines([line], initial=daily_note_header(day)), create=True)
     line_number = result.data.count(b"\n")
-    return NoteReport(path.relative_to(config.vault).as_posix(), line_number, line, created)
+    return NoteReport(path.relative_to(config.vault).as_posix(), line_number, line, created, str(path))
 
 
 # ---------------------------------------------------------------------------------------------
