@@ -80,8 +80,7 @@ def test_a_known_command_gets_a_parser_of_its_own(argv: list[str]) -> None:
 
 
 def test_an_unknown_command_is_named_among_all_of_them(capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(SystemExit):
-        cli.main(["recal", "allergy"])
+    assert cli.main(["recal", "allergy"]) == 2
     err = capsys.readouterr().err
     assert "invalid choice: 'recal'" in err and "'heartbeat'" in err
 
@@ -288,6 +287,33 @@ def test_init_on_a_file_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixtur
         "home",
         "notes.txt",
     ]
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["note", "--json"], "the following arguments are required: text"),
+        (["--json", "recall", "x", "--limit", "many"], "argument --limit: invalid int value: 'many'"),
+        (["note", "x", "--date", "2026-02-30", "--json"], "argument --date: '2026-02-30' is not a date"),
+        (["frobnicate", "--json"], "invalid choice: 'frobnicate'"),
+        (["--json"], "no command given"),
+    ],
+)
+def test_a_usage_error_under_json_is_json(
+    argv: list[str], said: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """As every other error under --json: ``{"error": ...}`` on stdout, nothing else; exit 2."""
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and err == "" and out.count("\n") == 1
+    assert said in json.loads(out)["error"]
+
+
+def test_a_usage_error_without_json_is_what_argparse_prints(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "note", "x", "--date", "2026-02-30")
+    assert code == 2 and out == ""
+    assert err.startswith("usage: vault-tools note ") and err.endswith(
+        "vault-tools note: error: argument --date: '2026-02-30' is not a date; use YYYY-MM-DD\n"
+    )
 
 
 def test_missing_vault_says_what_to_do(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

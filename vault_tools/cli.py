@@ -23,7 +23,7 @@ from vault_tools.errors import NotWritableError, UsageError, VaultError
 
 TYPE_CHECKING = False  # typing is not imported on the served path (see config.py)
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, NoReturn
 
 Handler = Callable[[argparse.Namespace, "Output"], int]
 
@@ -425,9 +425,30 @@ def cmd_schedule(args: argparse.Namespace, out: Output) -> int:
 # Parser
 
 
-def common_options() -> argparse.ArgumentParser:
+class CommandLineError(UsageError):
+    """What argparse would print and exit 2 for, raised so ``main`` can say it as JSON too."""
+
+    def __init__(self, parser: argparse.ArgumentParser, message: str) -> None:
+        super().__init__(message)
+        self.parser = parser
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is raised (:class:`CommandLineError`), not printed and exited."""
+
+    def error(self, message: str) -> NoReturn:
+        raise CommandLineError(self, message)
+
+
+def wants_json(argv: Sequence[str]) -> bool:
+    """Whether --json was given (before a ``--``): how to report a command line that did not parse."""
+    words = list(argv)
+    return "--json" in (words[: words.index("--")] if "--" in words else words)
+
+
+def common_options() -> Parser:
     """--vault and --json, accepted before or after the command name."""
-    parent = argparse.ArgumentParser(add_help=False)
+    parent = Parser(add_help=False)
     parent.add_argument("--vault", default=argparse.SUPPRESS, help="the vault folder (default: see README)")
     parent.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print JSON")
     return parent
@@ -439,7 +460,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     Making every command's parser is a few ms of an agent's served ``recall``, which needs one.
     """
     common = common_options()
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="vault-tools",
         description="Long-term memory for AI agents as a Markdown vault a person can read and edit.",
         parents=[common],
@@ -613,11 +634,22 @@ def command_named(argv: Sequence[str]) -> str | None:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser(only=command_named(argv))
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except CommandLineError as exc:
+        if wants_json(argv):
+            Output(as_json=True).error(str(exc))
+        else:  # as argparse says it
+            exc.parser.print_usage(sys.stderr)
+            print(f"{exc.parser.prog}: error: {exc}", file=sys.stderr)
+        return exc.exit_code
     out = Output(getattr(args, "json", False))
     handler: Handler | None = getattr(args, "handler", None)
     if handler is None:
-        parser.print_help()
+        if out.as_json:
+            out.error("no command given; `vault-tools --help` lists them")
+        else:
+            parser.print_help()
         return 2
     try:
         return handler(args, out)
