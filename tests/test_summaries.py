@@ -189,8 +189,15 @@ def test_periods_the_default_week_and_errors(month: Path, capsys: pytest.Capture
     for bad in ("2026-W54", "2026-13", "March"):
         with pytest.raises(UsageError, match="not a week"):
             Period.parse(bad)
-    with pytest.raises(UsageError, match="runs until 2026-03-29"):
+    with pytest.raises(UsageError, match=r"runs until 2026-03-29;.*\(the last closed week is 2026-W12\)$"):
         run(month, "2026-W13")
+    with pytest.raises(UsageError, match=r"runs until 2026-03-31;.*\(the last closed month is 2026-02\)$"):
+        run(month, "2026-03")
+    with pytest.raises(UsageError, match=r"2026-12 runs until 2026-12-31;.*closed month is 2026-02\)$"):
+        run(month, "2026-12")
+    january = dt.date(2027, 1, 5)
+    with pytest.raises(UsageError, match=r"closed month is 2026-12\)$"):
+        run(month, "2027-01", as_of=january)
     days = [dt.date(2026, 2, 27), dt.date(2026, 3, 2), dt.date(2026, 3, 23)]
     assert [p.name for p in closed_periods(days, AS_OF)] == ["2026-02", "2026-W09", "2026-W10"]
     code = cli.main(["--vault", str(month), "summarize", "--as-of", "2026-03-24", "--json"])

@@ -41,6 +41,7 @@ from vault_tools.summary_text import (
     build_summary,
     closed_periods,
     edited_by_a_person,
+    last_closed,
     last_closed_week,
     period_entries,
     render_summary,
@@ -400,7 +401,7 @@ def summarize(config: Config, options: Options | None = None) -> SummaryReport:
     if not period.closed(as_of):
         raise UsageError(
             f"{period.name} runs until {period.end.isoformat()}; a summary is written once it is over "
-            f"(the last closed week is {last_closed_week(as_of).name})"
+            f"(the last closed {period.kind} is {last_closed(period.kind, as_of).name})"
         )
     if not (config.vault / "memory").is_dir():
         raise UsageError(f"{config.vault}: no memory/ folder here; is this the vault? (--vault PATH)")

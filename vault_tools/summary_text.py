@@ -143,6 +143,13 @@ def last_closed_week(as_of: dt.date) -> Period:
     return Period.week_of(as_of - dt.timedelta(days=as_of.weekday() + 1))
 
 
+def last_closed(kind: Literal["week", "month"], as_of: dt.date) -> Period:
+    """The last week or month that ended before ``as_of``."""
+    if kind == "week":
+        return last_closed_week(as_of)
+    return Period.month_of(as_of.replace(day=1) - dt.timedelta(days=1))
+
+
 def closed_periods(days: Sequence[dt.date], as_of: dt.date) -> list[Period]:
     """Every closed week and month that holds one of ``days``, oldest first (weeks before months)."""
     found: dict[str, Period] = {}
