@@ -947,6 +947,23 @@ def test_undo_of_an_undo_brings_the_item_back(tmp_path: Path) -> None:
     heartbeat.undo(config(vault), first.commit)
     assert len(lines_with(memory(vault), target.block_id)) == 1
     assert git(vault, "status", "--porcelain") == ""
+    third = heartbeat.undo(config(vault), target.commit)  # in effect again: it can be undone again
+    assert third.commit is not None and target.block_id not in memory(vault)
+
+
+def test_a_second_undo_says_which_commit_undid_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    vault = committed(make_vault(tmp_path))
+    target = run(vault).promoted[0]
+    assert target.commit is not None
+    first = heartbeat.undo(config(vault), target.commit)
+    assert first.commit is not None
+    (vault / "MEMORY.md").write_text(memory(vault) + "- 2026-12-01: a person's line\n")
+    head = git(vault, "rev-parse", "HEAD")
+    code = cli.main(["undo", target.commit[:12], "--vault", str(vault)])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1
+    assert f"is already undone by {first.commit[:10]}; nothing to do" in err and "by hand" not in err
+    assert git(vault, "rev-parse", "HEAD") == head and "a person's line" in memory(vault)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -102,6 +102,12 @@ def undo(config: Config, rev: str) -> UndoReport:
                     f"{info.sha[:10]} ({info.subject}) is not a promote, merge or prune; "
                     "undo reverts only those (use git revert for anything else)"
                 )
+            undone = undone_by(repo, info.sha)
+            if undone is not None:
+                raise UsageError(
+                    f"{info.sha[:10]} ({info.subject}) is already undone by {undone[:10]}; "
+                    f"nothing to do (`vault-tools undo {undone[:10]}` brings it back)"
+                )
             contents, splices = undo_contents(repo, config.vault, info)
             for path, (splice, created) in splices.items():
                 write_reverted(config.vault / path, splice, created)
@@ -112,6 +118,19 @@ def undo(config: Config, rev: str) -> UndoReport:
         report = UndoReport(info.sha, info.subject, sha, sorted(contents))
         remember_undo(config, info)
         return report
+
+
+def undone_by(repo: VaultRepo, sha: str) -> str | None:
+    """The undo commit on HEAD's history that reverted ``sha`` and is still in effect, if any.
+
+    An undo carries a ``Reverts: <sha>`` trailer; one that was undone in turn no longer counts,
+    so the third undo of a commit (after undo, undo of the undo) reverts it again.
+    """
+    found = repo.run("log", "--format=%H", "--fixed-strings", f"--grep=Reverts: {sha}", "HEAD")
+    for undo_sha in found.split():
+        if undone_by(repo, undo_sha) is None:
+            return undo_sha
+    return None
 
 
 def write_reverted(target: Path, splice: notes.Splice, created: bool) -> None:
