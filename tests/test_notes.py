@@ -166,6 +166,48 @@ def test_non_date_name_in_memory_is_an_undated_note_with_a_warning(tmp_path: Pat
     assert "not a date" in note.warnings[0].message
 
 
+@pytest.mark.parametrize(
+    ("name", "why"),
+    [
+        ("2026-02-30.md", "February 2026 has no 30th"),
+        ("2026-02-29.md", "February 2026 has no 29th"),
+        ("2026-04-31-standup.md", "April 2026 has no 31st"),
+        ("2026-13-01.md", "there is no month 13"),
+        ("2026-00-10.md", "there is no month 00"),
+        ("2026-03-00.md", "there is no day 00"),
+        ("0000-01-01.md", "there is no year 0000"),
+    ],
+)
+def test_an_impossible_date_in_a_name_is_said_to_be_one(tmp_path: Path, name: str, why: str) -> None:
+    note = read_and_check_unchanged(write(tmp_path / "memory" / name, "- 记得这一天\n"), tmp_path)
+    assert note.kind == "note" and note.entries[0].date is None
+    assert note.warnings[0].message == (
+        f"name is not a real date ({why}); indexed as an undated note. Rename it to the day it means."
+    )
+    leap = read_and_check_unchanged(write(tmp_path / "memory" / "2028-02-29.md", "- leap\n"), tmp_path)
+    assert leap.kind == "daily" and leap.warnings == []
+
+
+@pytest.mark.parametrize(
+    ("size", "limit", "said"),
+    [
+        (int(5.5 * 1024 * 1024), 5 * 1024 * 1024, "is 5.5 MB, over the 5 MB limit; skipped"),
+        (6 * 1024 * 1024, 5 * 1024 * 1024, "is 6 MB, over the 5 MB limit; skipped"),
+        (5 * 1024 * 1024 + 1, 5 * 1024 * 1024, "is 5,242,881 bytes, over the 5,242,880-byte limit; skipped"),
+        (3000, 2048, "is 2.9 KB, over the 2 KB limit; skipped"),
+        (120, 100, "is 120 bytes, over the 100 bytes limit; skipped"),
+    ],
+)
+def test_a_note_over_the_size_limit_says_both_sizes_as_they_differ(
+    tmp_path: Path, size: int, limit: int, said: str
+) -> None:
+    path = tmp_path / "memory" / "2026-01-09.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"x" * size)
+    note = notes.read_note(path, tmp_path, max_bytes=limit)
+    assert note.entries == [] and [w.message for w in note.warnings] == [said]
+
+
 def test_symlink_out_of_the_vault_is_skipped(tmp_path: Path) -> None:
     vault = tmp_path / "vault"
     outside = write(tmp_path / "outside.md", "- secret from elsewhere\n")

@@ -34,6 +34,10 @@ MEMORY_FILE_NAMES = ("MEMORY.md", "memory.md")
 IGNORED_DIRS = frozenset({".git", ".obsidian", ".trash", ".vault-tools", "archive"})
 
 DAILY_NAME = re.compile(r"^(\d{4})-(\d{2})-(\d{2})(?:-[^/\\]*)?\.md$")
+MONTH_NAMES = (
+    "January", "February", "March", "April", "May", "June",
+    "July", "August", "September", "October", "November", "December",
+)  # fmt: skip
 SUMMARIES_DIR = "memory/summaries/"
 # memory/summaries/2026-W10.md (an ISO week) and memory/summaries/2026-03.md (a month)
 SUMMARY_NAME = re.compile(r"^(\d{4})-(?:W(\d{2})|(\d{2}))\.md$")
@@ -219,6 +223,47 @@ def decode(data: bytes, path: Path, warnings: list[Warning_]) -> str | None:
         return data.decode("utf-8", errors="replace")
 
 
+def undated_name_warning(name: str) -> str:
+    """Why a note in memory/ counts as undated: no date in its name, or a day that does not exist."""
+    match = DAILY_NAME.match(name)
+    if match is None:
+        return "name is not a date (YYYY-MM-DD.md); indexed as an undated note"
+    why = impossible_date(int(match[1]), int(match[2]), int(match[3]))
+    return f"name is not a real date ({why}); indexed as an undated note. Rename it to the day it means."
+
+
+def impossible_date(year: int, month: int, day: int) -> str:
+    """What is wrong with a year-month-day that ``dt.date`` refuses: ``February 2026 has no 30th``."""
+    if year < dt.MINYEAR:
+        return f"there is no year {year:04d}"
+    if not 1 <= month <= 12:
+        return f"there is no month {month:02d}"
+    if day < 1:
+        return f"there is no day {day:02d}"
+    return f"{MONTH_NAMES[month - 1]} {year} has no {ordinal(day)}"
+
+
+def ordinal(n: int) -> str:
+    """1st, 2nd, 3rd, 4th, 11th, 12th, 13th, 21st, 30th, 31st."""
+    suffix = "th" if 11 <= n % 100 <= 13 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+def size_label(size: int) -> str:
+    """``5 MB``, ``5.5 MB``, ``300 KB``, ``12 bytes``: one decimal, shown only where it is not 0."""
+    for unit, scale in (("MB", 1024 * 1024), ("KB", 1024)):
+        if size >= scale:
+            return f"{round(size / scale, 1):g} {unit}"
+    return f"{size} bytes"
+
+
+def over_the_limit(size: int, limit: int) -> str:
+    """``5.5 MB, over the 5 MB limit``; in bytes when the rounded sizes would read the same."""
+    if size_label(size) == size_label(limit):
+        return f"{size:,} bytes, over the {limit:,}-byte limit"
+    return f"{size_label(size)}, over the {size_label(limit)} limit"
+
+
 def read_note(path: Path, vault: Path, *, max_bytes: int = MAX_NOTE_BYTES) -> Note:
     """Read one Markdown file into a :class:`Note`. Never raises for bad content: see ``warnings``."""
     return parse_note(path, vault, path.read_bytes(), max_bytes=max_bytes)
@@ -230,15 +275,10 @@ def parse_note(path: Path, vault: Path, data: bytes, *, max_bytes: int = MAX_NOT
     kind, date = classify(rel_path)
     warnings: list[Warning_] = []
     if kind == "note" and rel_path.startswith("memory/") and not rel_path.startswith("memory/archive/"):
-        warnings.append(Warning_(path, "name is not a date (YYYY-MM-DD.md); indexed as an undated note"))
+        warnings.append(Warning_(path, undated_name_warning(path.name)))
     note = Note(path, rel_path, kind, date, [], {}, 0, [], warnings, hashlib.sha256(data).hexdigest())
     if len(data) > max_bytes:
-        warnings.append(
-            Warning_(
-                path,
-                f"is {len(data) // 1024 // 1024} MB, over the {max_bytes // 1024 // 1024} MB limit; skipped",
-            )
-        )
+        warnings.append(Warning_(path, f"is {over_the_limit(len(data), max_bytes)}; skipped"))
         return note
     text = decode(data, path, warnings)
     if text is None:
