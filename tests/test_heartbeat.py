@@ -206,6 +206,7 @@ def test_a_transcript_keeps_statements_that_say_who(tmp_path: Path) -> None:
     }
     reasons = {s.source.rsplit(":", 1)[1]: s.reason for s in report.skipped}
     assert "question" in reasons["6"] and "question" in reasons["9"] and "listener" in reasons["7"]
+    assert reasons["11"].startswith("a fragment")
 
 
 def test_memory_grows_within_its_word_budget(tmp_path: Path) -> None:
@@ -227,6 +228,25 @@ def test_memory_grows_within_its_word_budget(tmp_path: Path) -> None:
     assert any("over the MEMORY.md budget" in s.reason for s in report.skipped)
     unlimited = committed(make_vault(tmp_path, MEMORY_EN, daily, name="unlimited"))
     assert len(run(unlimited, settings={"budget_words_per_month": 0}).promoted) == len(lines)
+
+
+def test_over_its_budget_memory_sheds_the_weakest_oldest_bot_items(tmp_path: Path) -> None:
+    items = [
+        "- 2026-10-01: Weak old fact about the office plant watering rota [importance:: 0.5] ^m-aaaaa1",
+        "- 2026-11-20: Weak newer fact about the office coffee machine brand [importance:: 0.5] ^m-aaaaa2",
+        "- 2026-10-02: Strong fact: allergic to penicillin, carries a card [importance:: 1.0] ^m-aaaaa3",
+        "- 2026-10-03: Weak but ahead: dentist appointment on 2026-12-20 at noon [importance:: 0.4] ^m-aaaaa4",
+        "- 2026-10-04: A person's own line about the garden shed key under the pot",
+    ]
+    text = "---\ntitle: memory\n---\n# Memory\n\n## Facts\n\n" + "\n".join(items) + "\n"
+    daily = {"2026-11-30": "---\ndate: 2026-11-30\n---\n- Bad sleep.\n"}
+    vault = committed(make_vault(tmp_path, text, daily))
+    report = run(vault, settings={"budget_words_per_month": 20})
+    assert [c.block_id for c in report.pruned] == ["m-aaaaa1", "m-aaaaa2"]
+    kept = memory(vault)
+    assert "^m-aaaaa3" in kept and "^m-aaaaa4" in kept and "garden shed key" in kept
+    archive = (vault / "memory" / "archive" / "2026-12.md").read_text(encoding="utf-8")
+    assert "[reason:: budget]" in archive and "office plant" in archive
 
 
 def test_chinese_headings_are_respected_and_created_in_a_chinese_vault(tmp_path: Path) -> None:

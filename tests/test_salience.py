@@ -29,6 +29,10 @@ from vault_tools.notes import read_note
         ),
         ("我对花生过敏。别忘了带药！明天见？", ["我对花生过敏。", "别忘了带药！", "明天见？"]),
         (
+            "FYI, I finished another pottery project - want to see a pic?",
+            ["FYI, I finished another pottery project", "want to see a pic?"],
+        ),
+        (
             "Wow! I finished the marathon in 4:05. So tired.",
             ["Wow!", "I finished the marathon in 4:05.", "So tired."],
         ),

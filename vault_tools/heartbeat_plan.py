@@ -290,7 +290,7 @@ def plan_run(
     for block, record in state.registry.items():
         if record.get("status") == "deleted":
             tombstones.add(block, similarity.tokens(str(record.get("text", ""))))
-    over = over_budget(ctx, found, view, memory_lines)
+    over = over_budget(ctx, found, view)
     found.sort(key=lambda i: (i.date or dt.date.min, -i.score, i.text))
     for insight in found:
         if id(insight) in over:
@@ -303,24 +303,52 @@ def plan_run(
     return plan
 
 
-def over_budget(
-    ctx: Context, found: Sequence[Insight], view: MemoryView, memory_lines: list[str]
-) -> dict[int, str]:
+def over_budget_items(
+    ctx: Context, entries: Sequence[notes.Entry], due: Sequence[tuple[int, str, notes.Entry, str]]
+) -> list[tuple[int, str, notes.Entry, str]]:
+    """The bot's items to archive when MEMORY.md holds more than its budget (a lowered budget, an
+    old vault): the weakest first, the oldest among equals; never an item that names a day ahead."""
+    left = memory_budget(ctx)
+    if left is None:
+        return []
+    leaving = {id(d[2]) for d in due}
+    mine = [e for e in entries if e.block_id and is_bot_block(e.block_id) and id(e) not in leaving]
+    left -= sum(item_words(e.text) for e in mine)
+    found: list[tuple[int, str, notes.Entry, str]] = []
+    why = f"over the MEMORY.md budget ({ctx.settings.budget_words_per_month:g} words a month of notes)"
+    for entry in sorted(mine, key=lambda e: (e.importance or 0.0, e.date or dt.date.min, e.start_line)):
+        if left >= 0:
+            break
+        if next_date(entry, ctx.as_of) is None:
+            found.append((3, str(entry.date), entry, why))
+            left += item_words(entry.text)
+    return found
+
+
+def memory_budget(ctx: Context) -> float | None:
+    """How many words the bot's items may hold today, or None without a budget."""
+    per_month = ctx.settings.budget_words_per_month
+    if per_month <= 0:
+        return None
+    first = first_note_day(ctx.vault) or ctx.start
+    return per_month * max(DAYS_PER_MONTH, (ctx.as_of - first).days + 1) / DAYS_PER_MONTH
+
+
+def over_budget(ctx: Context, found: Sequence[Insight], view: MemoryView) -> dict[int, str]:
     """The insights that would take MEMORY.md past its budget, by ``id()``, with the reason.
 
     The budget is ``budget_words_per_month`` for every month from the first daily note to the
     run's day, less the words the bot's items already hold. The strongest new items take it
     first; an insight that merges into an existing item costs nothing.
     """
-    per_month = ctx.settings.budget_words_per_month
-    if per_month <= 0:
+    budget = memory_budget(ctx)
+    if budget is None:
         return {}
-    first = first_note_day(ctx.vault) or ctx.start
-    months = max(DAYS_PER_MONTH, (ctx.as_of - first).days + 1) / DAYS_PER_MONTH
+    per_month = ctx.settings.budget_words_per_month
     held = sum(
         item_words(item.text) for item in view.items.values() if item.block_id and is_bot_block(item.block_id)
     )
-    left = per_month * months - held
+    left = budget - held
     over: dict[int, str] = {}
     promotable = [
         i for i in found if i.category != "todo" and i.sources and insights.within(i.score, ctx.threshold)
@@ -401,6 +429,8 @@ def decide(
 
     if insight.category == "todo":
         return skip("a todo (todos are not promoted)")
+    if insight.fragment:
+        return skip("a fragment: what it is about is in another line")
     if not insights.within(insight.score, ctx.threshold):
         return skip(
             f"score {insights.format_score(insight.score)} below the threshold {ctx.threshold:g} ({insight.rule})"
@@ -592,10 +622,11 @@ def plan_prunes(ctx: Context, state: State, sim: Simulation, plan: Plan, report:
         if reason is not None:
             order = {"superseded": 0, "expired": 1, "temporary": 2}[reason[0]]
             due.append((order, entry.fields.get("expires", "") or str(entry.date), entry, reason[1]))
+    due += over_budget_items(ctx, [e for e in entries if e.block_id not in state.kept], due)
     due.sort(key=lambda d: (d[0], d[1], d[2].start_line))
     allowance = int(ctx.settings.prune_max_share * len(entries) + 1e-9)
     for number, (_order, _key, entry, why) in enumerate(due):
-        kind = why.split(" ")[0]
+        kind = "budget" if why.startswith("over the") else why.split(" ")[0]
         if number >= allowance:
             report.held_back.append(ChangeReport("prune", entry.text, entry.block_id or "", reason=why))
             continue

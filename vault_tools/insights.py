@@ -349,6 +349,7 @@ class Insight:
     expires: dt.date | None = None
     temporary: bool = False
     strength: float = 0.0  # orders insights of equal score (the budget takes the strongest first)
+    fragment: bool = False  # what it is about is in another line: not an item on its own
 
     @property
     def date(self) -> dt.date | None:
@@ -677,6 +678,7 @@ def rules_insights(
                 supersedes=lead.entry.fields.get("supersedes", "").strip().lstrip("^") or None,
                 temporary=temporary,
                 strength=strength,
+                fragment=lead.fragment and not lead.marked and lead.entry.importance is None,
             )
         )
     return insights, scores

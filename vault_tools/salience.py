@@ -82,6 +82,12 @@ def _is_abbreviation(before: str) -> bool:
 def _append(out: list[str], part: str) -> None:
     if out and LONE_LABEL.match(part):
         out[-1] = f"{out[-1]} {part}"
+        return
+    statement, dash, question = part.rpartition(" - ")
+    if not dash:
+        statement, dash, question = part.rpartition(" — ")
+    if dash and statement and question.rstrip().endswith(("?", "？")):
+        out += [statement.strip(), question.strip()]  # "I finished it - want to see?": two things
     else:
         out.append(part)
 

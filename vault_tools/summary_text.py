@@ -332,11 +332,55 @@ def within_budget(bullets: list[Bullet], budget: int) -> list[Bullet]:
     return [b for b in bullets if b in kept]
 
 
+#: Statements of one person (or topic) about one thing become one bullet: at most this many,
+#: from lines at most :data:`NEARBY_LINES` apart in one note (a conversation stays on a thing
+#: for a few turns) or sharing two content words.
+MERGE_AT_MOST = 3
+NEARBY_LINES = 6
+
+
+def same_thing(a: Bullet, b: Bullet) -> bool:
+    if a.section != b.section or not a.topic or a.topic != b.topic or a.ahead or b.ahead:
+        return False
+    near = any(
+        x.rel_path == y.rel_path and abs(x.start_line - y.start_line) <= NEARBY_LINES
+        for x in a.sources
+        for y in b.sources
+    )
+    return near or len(similarity.tokens(a.text) & similarity.tokens(b.text)) >= 2
+
+
+def merge_same_things(bullets: list[Bullet]) -> list[Bullet]:
+    """One bullet per thing: a person's statements about it joined, in the order they were said."""
+    ordered = sorted(bullets, key=lambda b: (first_day(b), min(e.start_line for e in b.sources)))
+    groups: list[list[Bullet]] = []
+    for bullet in ordered:
+        home = next((g for g in groups if len(g) < MERGE_AT_MOST and same_thing(g[-1], bullet)), None)
+        if home is None:
+            groups.append([bullet])
+        else:
+            home.append(bullet)
+    return [joined(group) for group in groups]
+
+
+def joined(group: list[Bullet]) -> Bullet:
+    if len(group) == 1:
+        return group[0]
+    first = group[0]
+    prefix = f"**{first.topic}**: "
+    parts = [first.text] + [b.text.removeprefix(prefix) for b in group[1:]]
+    sources = tuple({e.id: e for b in group for e in b.sources}.values())
+    text = " ".join(
+        p if p.rstrip().endswith(("。", "！", "？", ".", "!", "?")) else p + ";" for p in parts[:-1]
+    )
+    return Bullet(first.section, first.topic, f"{text} {parts[-1]}", max(b.score for b in group), sources)
+
+
 def select(bullets: list[Bullet], period: Period, budget: int | None = None) -> list[Bullet]:
     """The most important bullets of each section, grouped by topic (see the module docstring)."""
     factor = 2 if period.kind == "month" else 1
     if budget is not None:
-        bullets = within_budget(bullets, budget)
+        bullets = merge_same_things(within_budget(bullets, budget))
     chosen: list[Bullet] = []
     for section in SECTIONS:
         members = [b for b in bullets if b.section == section]
