@@ -73,6 +73,7 @@ def test_events_disclosure_and_fragments() -> None:
     assert not salience.read("Hey Ben!").usable and not salience.read("Thanks, Melanie!").usable
     assert not salience.read("It was Caroline's idea.").fragment  # a name of its own
     assert not salience.read("I was so excited.").event  # a feeling, not an event
+    assert not salience.read("The plumber fixed the kitchen sink.").disclosure  # no one named
 
 
 def entry_of(tmp_path: Path, line: str) -> insights.Candidate:

@@ -642,7 +642,8 @@ def rules_insights(
         index.add(key, candidate.tokens)
     new_keys = [c.entry.id for c in new]
     near: dict[str, list[str]] = {k: [o for o, _ in index.near(by_key[k].tokens, rules)] for k in new_keys}
-    group = union_near_duplicates(new_keys, near, by_key)
+    same_thing = {k: near[k] + same_thing_said(by_key[k], index, by_key, rules) for k in new_keys}
+    group = union_near_duplicates(new_keys, same_thing, by_key)
     frequency = Counter(word for candidate in by_key.values() for word in candidate.content)
     scores: dict[str, tuple[float, str]] = {}
     insights: list[Insight] = []
@@ -682,6 +683,22 @@ def rules_insights(
             )
         )
     return insights, scores
+
+
+def same_thing_said(
+    candidate: Candidate, index: SimilarityIndex, by_key: Mapping[str, Candidate], rules: Rules
+) -> list[str]:
+    """Other lines of the same speaker on the same day about the same thing (a conversation
+    comes back to a thing over several turns): one item, citing them all."""
+    if candidate.speaker is None:
+        return []
+    return [
+        key
+        for key, _score in index.related(candidate.tokens, rules)
+        if by_key[key].speaker == candidate.speaker
+        and by_key[key].day == candidate.day
+        and len(by_key[key].content & candidate.content) >= 2
+    ]
 
 
 def changes_something(text: str) -> bool:

@@ -223,7 +223,7 @@ def read(sentence: str) -> Sentence:
         chatter=not content,
         address=bool(SECOND_PERSON.search(flat)) and not first,
         fragment=bool(ANAPHORA.match(flat)) and not proper_names(flat),
-        disclosure=first or bool(KIN.search(flat)) or bool(NAMED_SUBJECT.match(flat)),
+        disclosure=first or bool(KIN.search(flat)) or named_subject(flat),
         event=has_event(flat),
         dated=bool(NUMBER_OR_DATE.search(flat)),
         names=proper_names(flat),
@@ -238,6 +238,15 @@ def greeting(text: str) -> bool:
     """Whether ``text`` opens with a pleasantry ("Hey", "Wow", "Thanks"): a name after it is no content."""
     first = WORD.match(text.lstrip("\"'“‘(*_ "))
     return first is not None and first.group(0).lower() in PLEASANTRY
+
+
+def named_subject(text: str) -> bool:
+    """Whether ``text`` opens with a name as its subject ("Caroline is…"), not "The plumber…"."""
+    match = NAMED_SUBJECT.match(text)
+    return match is not None and match.group(0).split()[0].lower() not in STOPWORDS | ARTICLES
+
+
+ARTICLES = frozenset({"the", "a", "an", "some", "every", "each", "our", "my", "his", "her"})
 
 
 def content_words(text: str) -> frozenset[str]:
