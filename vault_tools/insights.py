@@ -634,14 +634,14 @@ def rules_insights(
     of each other become one insight. Returns the insights (todo ones included: the caller decides
     what to promote) and, for every new candidate, its own (score, rule).
     """
-    index = SimilarityIndex()
+    index = SimilarityIndex(rules)
     by_key: dict[str, Candidate] = {}
     for candidate in [*window, *new]:
         key = candidate.entry.id
         by_key[key] = candidate
         index.add(key, candidate.tokens)
     new_keys = [c.entry.id for c in new]
-    near: dict[str, list[str]] = {k: [o for o, _ in index.near(by_key[k].tokens, rules)] for k in new_keys}
+    near = index.near_each(new_keys, rules)
     same_thing = {k: near[k] + same_thing_said(by_key[k], index, by_key, rules) for k in new_keys}
     group = union_near_duplicates(new_keys, same_thing, by_key)
     frequency = Counter(word for candidate in by_key.values() for word in candidate.content)
