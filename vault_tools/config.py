@@ -66,6 +66,7 @@ class HeartbeatConfig:
     temporary_max_age_days: int = 14
     interval_hours: float = 24.0
     quiet_seconds: float = 60.0
+    max_new_entries: int = 5000  # a run curates at most this many new entries; the next runs the rest
     push: bool = False
     remote: str = "origin"
     push_attempts: int = 3  # a push the remote rejected because it moved: fetch, bring in, push again

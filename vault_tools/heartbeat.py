@@ -35,7 +35,9 @@ Block). The commit holds HEAD's version of each file plus only the change, so a 
 edits to MEMORY.md stay uncommitted (the report says so); a change that cannot be applied to HEAD's
 version (it touches lines a person has not committed) is skipped and tried again next run. When
 MEMORY.md has uncommitted edits saved less than ``quiet_seconds`` ago, the run first waits (at most
-that long) for the person to finish. A repository in the middle of a merge, rebase, cherry-pick,
+that long) for the person to finish. A run curates at most ``max_new_entries`` new entries (the
+earliest); the rest of a huge note waits for the next runs (``State.backlog``, a warning names the
+files), so a run's time and memory stay bounded. A repository in the middle of a merge, rebase, cherry-pick,
 revert or bisect is not touched at all: the run stops with :class:`GitError`.
 
 Crash safety: before writing anything the run records its plan in a journal
@@ -219,8 +221,8 @@ def load_rules(config: Config, warnings: list[str] | None = None) -> Rules:
 
 
 def not_due(config: Config, state: State, now: dt.datetime) -> str | None:
-    if not state.last_success:
-        return None
+    if not state.last_success or state.backlog:
+        return None  # never ran, or the last run left new entries for the next: due now
     try:
         last = dt.datetime.fromisoformat(state.last_success)
     except ValueError:
@@ -435,6 +437,7 @@ def finish(
     state.registry.update(registry)
     if success:
         state.last_success = ctx.config.now().isoformat(timespec="seconds")
+        state.backlog = report.deferred
     state.save(ctx.config, keep_after=ctx.start - dt.timedelta(days=31))
     journal = heartbeat_dir(ctx.config) / JOURNAL_FILE
     if uncommitted:

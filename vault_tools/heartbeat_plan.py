@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -154,12 +155,28 @@ def where(entry: notes.Entry) -> str:
 def gather(
     ctx: Context, state: State, entries: Sequence[notes.Entry], plan: Plan, report: HeartbeatReport
 ) -> tuple[list[Candidate], list[Candidate]]:
-    """(new candidates, all candidates of the window); skips and processed marks go to the plan."""
+    """(new candidates, all candidates of the window); skips and processed marks go to the plan.
+
+    A run reads at most ``max_new_entries`` new entries (the earliest), and as many already seen
+    ones (the latest) to find repeats: the rest of a huge note is left unprocessed for the next runs,
+    each of which takes the next piece, with a warning naming the files.
+    """
     new: list[Candidate] = []
     window: list[Candidate] = []
     if all(entry.content_hash in state.processed for entry in entries):
         return new, window  # nothing new: no insight is possible, and no need to read anything
-    for entry in entries:
+    cap = max(1, ctx.settings.max_new_entries)
+    taken, seen = piece(entries, state, cap)
+    taken_hashes = {e.content_hash for e in taken}
+    rest = [
+        e for e in entries if e.content_hash not in state.processed and e.content_hash not in taken_hashes
+    ]
+    left = Counter(e.rel_path for e in rest)
+    resume_at: dict[str, int] = {}
+    for entry in rest:
+        resume_at.setdefault(entry.rel_path, entry.start_line)
+    chosen = {id(e) for e in [*seen, *taken]}
+    for entry in (e for e in entries if id(e) in chosen):
         is_new = entry.content_hash not in state.processed
         if is_new:
             report.new_entries += 1
@@ -176,7 +193,33 @@ def gather(
         window.append(candidate)
         if is_new:
             new.append(candidate)
+    report.deferred = sum(left.values())
+    if report.deferred:
+        files = ", ".join(
+            f"{path} ({count:,} from line {resume_at[path]:,})" for path, count in sorted(left.items())
+        )
+        report.warnings.append(
+            f"more new entries than one run curates (heartbeat.max_new_entries = {cap:,}): this run "
+            f"took {len(taken):,}, the next runs take the other {report.deferred:,}: {files}"
+        )
     return new, window
+
+
+def piece(
+    entries: Sequence[notes.Entry], state: State, cap: int
+) -> tuple[list[notes.Entry], list[notes.Entry]]:
+    """The new entries this run curates (the first ``cap``) and the seen ones it compares them with
+    (the last ``cap``, in window order): a run's work is bounded however large the notes are."""
+    unseen = [e for e in entries if e.content_hash not in state.processed]
+    taken: list[notes.Entry] = []
+    hashes: set[str] = set()
+    for entry in unseen:
+        if len(hashes) >= cap and entry.content_hash not in hashes:
+            break
+        hashes.add(entry.content_hash)
+        taken.append(entry)
+    seen = [e for e in entries if e.content_hash in state.processed]
+    return taken, seen if len(seen) <= cap else seen[-cap:]
 
 
 def find_insights(

@@ -48,6 +48,7 @@ class HeartbeatReport:
     dry_run: bool = False
     ran: bool = True
     new_entries: int = 0
+    deferred: int = 0  # new entries left for the next runs (more than one run curates)
     promoted: list[ChangeReport] = field(default_factory=list)
     merged: list[ChangeReport] = field(default_factory=list)
     pruned: list[ChangeReport] = field(default_factory=list)

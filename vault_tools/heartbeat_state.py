@@ -62,6 +62,7 @@ class State:
     registry: dict[str, dict[str, Any]] = field(default_factory=dict)  # block id -> what was promoted
     kept: list[str] = field(default_factory=list)  # block ids a person restored with undo: never pruned
     last_success: str | None = None
+    backlog: int = 0  # new entries the last run left for the next (a note too large for one run)
     fresh: bool = True  # no state file was found
 
     @classmethod
@@ -74,6 +75,7 @@ class State:
             registry=dict(data.get("registry", {})),
             kept=list(data.get("kept", [])),
             last_success=data.get("last_success"),
+            backlog=int(data.get("backlog", 0) or 0),
             fresh=False,
         )
 
@@ -86,6 +88,7 @@ class State:
             "registry": self.registry,
             "kept": sorted(set(self.kept)),
             "last_success": self.last_success,
+            "backlog": self.backlog,
         }
         write_json(heartbeat_dir(config) / STATE_FILE, data)
 
