@@ -12,6 +12,12 @@
    items, then 2x the new entries; requests, prompt and completion tokens per run (target: they
    follow the new entries, not the vault's size).
 
+3. Scale (``--scale``): one daily note of 1k, 10k and 77k entries (``--sizes``), *similar* ones
+   (a few templates: thousands of near-duplicates) and *varied* ones (the busy week's mix), one
+   heartbeat each in a fresh process: seconds, peak RSS, entries curated and left for later runs.
+   With ``--baseline REF`` the same vaults also run with the code at REF (a temporary git worktree),
+   side by side, stopped after ``--baseline-timeout`` seconds; ratios printed.
+
 Prints a Markdown table with the ratios.
 """
 
@@ -23,6 +29,7 @@ import datetime as dt
 import json
 import os
 import random
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -346,22 +353,181 @@ def table(rules: list[dict[str, Any]], llm: list[dict[str, Any]], entries: int) 
     return "\n".join(lines)
 
 
+SIMILAR_ZH = ["账单", "导入", "搜索", "报表"]
+
+
+def similar_line(rng: random.Random, n: int) -> str:
+    """Lines from three templates with few choices: each has hundreds of near-duplicates."""
+    roll = rng.random()
+    if roll < 0.5:
+        return f"Decided to use {rng.choice(TOOLS)} for the {rng.choice(PARTS)} service, ticket {n}."
+    if roll < 0.8:
+        return f"I prefer {rng.choice(THINGS)} over {rng.choice(THINGS)} for the {rng.choice(PARTS)} work."
+    return f"决定以后{rng.choice(SIMILAR_ZH)}模块都用 {rng.choice(TOOLS)}，编号 {n}。"
+
+
+def scale_vault(folder: Path, entries: int, kind: str, seed: int) -> Path:
+    """One daily note of ``entries`` lines (as an import of a long log would make) and a MEMORY.md."""
+    folder.mkdir(parents=True)
+    (folder / ".vault-tools").mkdir()
+    config = "[heartbeat]\nquiet_seconds = 0\nsummaries = false\n"
+    (folder / ".vault-tools" / "config.toml").write_text(config)
+    (folder / ".gitignore").write_text(".vault-tools/\n")
+    rng = random.Random(seed)
+    week = Week(seed)
+    lines = [f"---\ndate: {END.isoformat()}\n---\n# {END.isoformat()}\n\n"]
+    for n in range(entries):
+        lines.append(f"- {similar_line(rng, n) if kind == 'similar' else week.entry()}\n")
+    (folder / "memory").mkdir()
+    (folder / "memory" / f"{END.isoformat()}.md").write_text("".join(lines), encoding="utf-8")
+    week.write_memory(folder, 200)
+    git_commit_all(folder)
+    return folder
+
+
+CHILD = """
+import json, resource, sys, time
+sys.path.insert(0, sys.argv[1])
+import datetime as dt
+from pathlib import Path
+from vault_tools import heartbeat
+from vault_tools.config import load_config
+config = load_config(Path(sys.argv[2]))
+started = time.perf_counter()
+report = heartbeat.run_heartbeat(config, heartbeat.Options(as_of=dt.date.fromisoformat(sys.argv[3]), use_llm=False))
+print(json.dumps({
+    "seconds": time.perf_counter() - started,
+    "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    "new": report.new_entries,
+    "left": getattr(report, "deferred", 0),
+    "promoted": len(report.promoted),
+    "commits": len(report.commits),
+}))
+"""
+
+
+def run_child(code_root: Path, template: Path, work: Path, timeout: float) -> dict[str, Any]:
+    """One heartbeat over a fresh copy of ``template`` with the code at ``code_root``, in its own process."""
+    shutil.rmtree(work, ignore_errors=True)
+    shutil.copytree(template, work, symlinks=True)
+    command = [sys.executable, "-c", CHILD, str(code_root), str(work), END.isoformat()]
+    started = time.perf_counter()
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, check=False)
+    except subprocess.TimeoutExpired:
+        return {"timeout": timeout}
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    if done.returncode != 0:
+        return {
+            "error": (done.stderr.strip().splitlines() or ["failed"])[-1],
+            "seconds": time.perf_counter() - started,
+        }
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def baseline_tree(base: Path, ref: str) -> Path:
+    tree = base / "baseline-code"
+    subprocess.run(
+        ["git", "-C", str(ROOT), "worktree", "add", "--detach", str(tree), ref],
+        check=True,
+        capture_output=True,
+    )
+    return tree
+
+
+def scale_rows(
+    base: Path, sizes: list[int], seed: int, baseline: str | None, timeout: float
+) -> list[dict[str, Any]]:
+    rows = []
+    old_code = baseline_tree(base, baseline) if baseline else None
+    try:
+        for size in sizes:
+            for kind in ("similar", "varied"):
+                template = scale_vault(base / f"scale-{kind}-{size}", size, kind, seed)
+                row: dict[str, Any] = {"size": size, "kind": kind}
+                row["after"] = run_child(ROOT, template, base / "work", timeout=3600)
+                if old_code is not None:
+                    row["before"] = run_child(old_code, template, base / "work", timeout=timeout)
+                shutil.rmtree(template, ignore_errors=True)
+                rows.append(row)
+                print(f"scale: {size} {kind}: {row}", file=sys.stderr)
+    finally:
+        if old_code is not None:
+            subprocess.run(
+                ["git", "-C", str(ROOT), "worktree", "remove", "--force", str(old_code)],
+                check=False,
+                capture_output=True,
+            )
+    return rows
+
+
+def cell(result: dict[str, Any] | None) -> tuple[str, str]:
+    if result is None:
+        return "", ""
+    if "timeout" in result:
+        return f"> {result['timeout']:.0f} (stopped)", ""
+    if "error" in result:
+        return f"error: {result['error'][:60]}", ""
+    return f"{result['seconds']:.1f}", f"{result['rss_mb']:.0f}"
+
+
+def scale_table(rows: list[dict[str, Any]], baseline: str | None) -> str:
+    lines = [
+        "### Scale: one daily note of N entries, one heartbeat (rules), a fresh process each",
+        "",
+        "| entries | kind | curated / left | promoted | seconds | peak RSS MB |"
+        + (f" seconds at {baseline} | peak RSS MB at {baseline} | speed-up |" if baseline else ""),
+        "|---:|---|---:|---:|---:|---:|" + ("---:|---:|---:|" if baseline else ""),
+    ]
+    for row in rows:
+        after, before = row["after"], row.get("before")
+        seconds, rss = cell(after)
+        curated = f"{after.get('new', '?')} / {after.get('left', '?')}"
+        line = f"| {row['size']:,} | {row['kind']} | {curated} | {after.get('promoted', '?')} | {seconds} | {rss} |"
+        if baseline:
+            old_seconds, old_rss = cell(before)
+            ratio = ""
+            if before is not None and "seconds" in before and "seconds" in after and "error" not in before:
+                ratio = f"{before['seconds'] / after['seconds']:.1f}x"
+            elif before is not None and "timeout" in before and "seconds" in after:
+                ratio = f"> {before['timeout'] / after['seconds']:.0f}x"
+            line += f" {old_seconds} | {old_rss} | {ratio} |"
+        lines.append(line)
+    lines += [
+        "",
+        "A run curates at most heartbeat.max_new_entries (5,000) new entries; the rest wait for the next runs.",
+    ]
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--entries", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=11)
     parser.add_argument("--keep", type=Path, help="build the vaults here and keep them")
+    parser.add_argument("--scale", action="store_true", help="also the scale table (1k/10k/77k entries)")
+    parser.add_argument("--scale-only", action="store_true", help="only the scale table")
+    parser.add_argument("--sizes", default="1000,10000,77000", help="entries per scale vault")
+    parser.add_argument("--baseline", metavar="REF", help="run the scale vaults with the code at REF too")
+    parser.add_argument("--baseline-timeout", type=float, default=300.0, metavar="S")
     args = parser.parse_args(argv)
     home = tempfile.TemporaryDirectory(prefix="hb-bench-")
     base = args.keep or Path(home.name)
     os.environ.setdefault("GIT_CONFIG_NOSYSTEM", "1")
+    sizes = [int(size) for size in args.sizes.split(",")]
     try:
-        rules = rules_rows(base, args.entries, args.seed)
-        llm = llm_rows(base, args.seed)
+        if not args.scale_only:
+            rules = rules_rows(base, args.entries, args.seed)
+            llm = llm_rows(base, args.seed)
+            print(table(rules, llm, args.entries))
+        if args.scale or args.scale_only:
+            rows = scale_rows(base, sizes, args.seed, args.baseline, args.baseline_timeout)
+            print("\n" + scale_table(rows, args.baseline))
     finally:
         if args.keep is None:
             home.cleanup()
-    print(table(rules, llm, args.entries))
     return 0
 
 

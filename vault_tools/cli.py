@@ -264,7 +264,7 @@ def cmd_index(args: argparse.Namespace, out: Output) -> int:
     from vault_tools.index import Index
 
     idx = Index(config_for(args, out))
-    progress = not out.as_json
+    progress = not out.as_json and not getattr(args, "quiet", False)
     report = (
         idx.rebuild(progress=progress) if args.rebuild else idx.reconcile(progress=progress, optimize=True)
     )
@@ -361,6 +361,7 @@ def cmd_import(args: argparse.Namespace, out: Output) -> int:
 
 
 def cmd_heartbeat(args: argparse.Namespace, out: Output) -> int:
+    from vault_tools.feedback import Feedback
     from vault_tools.heartbeat import Options, run_heartbeat
 
     options = Options(
@@ -371,7 +372,8 @@ def cmd_heartbeat(args: argparse.Namespace, out: Output) -> int:
         use_llm=not args.no_llm,
         if_due=args.if_due,
     )
-    report = run_heartbeat(config_for(args, out), options)
+    feedback = Feedback.for_command(as_json=out.as_json, quiet=getattr(args, "quiet", False))
+    report = run_heartbeat(config_for(args, out), options, feedback=feedback)
     out.result(report, report.render)
     return 0
 
@@ -447,10 +449,13 @@ def wants_json(argv: Sequence[str]) -> bool:
 
 
 def common_options() -> Parser:
-    """--vault and --json, accepted before or after the command name."""
+    """--vault, --json and --quiet, accepted before or after the command name."""
     parent = Parser(add_help=False)
     parent.add_argument("--vault", default=argparse.SUPPRESS, help="the vault folder (default: see README)")
     parent.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print JSON")
+    parent.add_argument(
+        "--quiet", action="store_true", default=argparse.SUPPRESS, help="no progress bars or waiting notices"
+    )
     return parent
 
 

@@ -64,6 +64,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -73,6 +74,7 @@ from typing import TYPE_CHECKING, Any
 from vault_tools import locks, notes
 from vault_tools.config import Config, HeartbeatConfig, bot_folders, require_writable
 from vault_tools.errors import GitError, UsageError, VaultError
+from vault_tools.feedback import SILENT, Bar, Feedback
 from vault_tools.heartbeat_commits import (
     Committer,
     baseline_message,
@@ -190,7 +192,9 @@ class Options:
 # The run
 
 
-def make_context(config: Config, options: Options, warnings: list[str] | None = None) -> Context:
+def make_context(
+    config: Config, options: Options, warnings: list[str] | None = None, feedback: Feedback = SILENT
+) -> Context:
     settings = config.heartbeat
     days = options.days if options.days is not None else settings.days
     threshold = options.threshold if options.threshold is not None else settings.threshold
@@ -207,6 +211,7 @@ def make_context(config: Config, options: Options, warnings: list[str] | None = 
         rules=load_rules(config, warnings),
         settings=settings,
         use_llm=options.use_llm,
+        feedback=feedback,
     )
 
 
@@ -238,16 +243,20 @@ def not_due(config: Config, state: State, now: dt.datetime) -> str | None:
 
 
 def run_heartbeat(
-    config: Config, options: Options | None = None, progress: Progress | None = None
+    config: Config,
+    options: Options | None = None,
+    progress: Progress | None = None,
+    feedback: Feedback = SILENT,
 ) -> HeartbeatReport:
     """One heartbeat over ``config.vault`` (see the module docstring); returns what it did.
 
     ``progress`` is called with a short step name as the run goes (plan, each write and commit).
+    ``feedback`` hears at once of a wait, and draws the progress bars (reading, planning, committing).
     Raises LockedError when another heartbeat runs, GitError when the repository is mid-merge.
     """
     options = options or Options()
     rule_warnings: list[str] = []
-    ctx = make_context(config, options, rule_warnings)
+    ctx = make_context(config, options, rule_warnings, feedback)
     report = HeartbeatReport(
         vault=str(config.vault),
         as_of=ctx.as_of.isoformat(),
@@ -271,10 +280,34 @@ def run_heartbeat(
                 report.warnings.append(reason)
                 return report
         require_writable("`vault-tools heartbeat`", *bot_folders(config.vault))
-        run_locked(ctx, state, report, step)
+        run_locked(ctx, state, report, CommitCounter(step, ctx.feedback))
     report.seconds = round(time.monotonic() - started, 3)
     write_run_records(config, report)
     return report
+
+
+class CommitCounter:
+    """``step`` that also advances a "committing" bar for each commit step it hears."""
+
+    def __init__(self, step: Progress, feedback: Feedback) -> None:
+        self.step = step
+        self.feedback = feedback
+        self.bar: Bar | None = None
+
+    def __call__(self, name: str) -> None:
+        self.step(name)
+        if name == "journal" or (self.bar is None and name.startswith("committed ")):
+            self.close()
+            self.bar = self.feedback.bar(None, "committing", "commit")
+        if self.bar is not None and name.startswith("committed "):
+            self.bar.update(1)
+        elif name == "state":
+            self.close()
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
 
 
 def run_locked(ctx: Context, state: State, report: HeartbeatReport, step: Progress) -> None:
@@ -470,15 +503,34 @@ def wait_quiet(ctx: Context, repo: VaultRepo | None, report: HeartbeatReport) ->
     if head is None or head == path.read_bytes():
         return
     waited = 0.0
+    shown = 0  # whole seconds the bar shows
+    bar: Bar | None = None
     while waited < quiet:
         age = time.time() - path.stat().st_mtime
         if age >= quiet:
             break
+        if bar is None:
+            ctx.feedback.say(quiet_wait_message(age, quiet))
+            bar = ctx.feedback.bar(round(quiet), "waiting for MEMORY.md", "s", delay=0)
         pause = min(quiet - age, quiet - waited, 1.0)
         time.sleep(max(pause, 0.05))
         waited += max(pause, 0.05)
+        bar.update(round(waited) - shown)
+        shown = round(waited)
+    if bar is not None:
+        bar.close()
     if waited:
         report.warnings.append(f"waited {waited:.0f} s for recent edits to MEMORY.md to settle")
+
+
+def quiet_wait_message(age: float, quiet: float) -> str:
+    """What the heartbeat says when it starts waiting for a person's edit of MEMORY.md to settle."""
+    age = max(0.0, age)  # a clock set back, or a file saved "in the future"
+    left = max(1, math.ceil(quiet - age))
+    return (
+        f"waiting for MEMORY.md to be quiet: saved {age:.0f} s ago and not committed yet; "
+        f"the heartbeat writes once it has been quiet for {quiet:g} s (up to {left} s more)…"
+    )
 
 
 def sync_if_configured(ctx: Context, repo: VaultRepo | None, report: HeartbeatReport, when: str) -> None:

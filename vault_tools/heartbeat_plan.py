@@ -17,6 +17,7 @@ from typing import Any
 from vault_tools import insights, notes, privacy, similarity
 from vault_tools.config import Config, HeartbeatConfig
 from vault_tools.errors import LLMError
+from vault_tools.feedback import SILENT, Feedback
 from vault_tools.heartbeat_edits import (
     ARCHIVE_INITIAL,
     BLOCK_ANYWHERE,
@@ -54,6 +55,7 @@ class Context:
     rules: Rules
     settings: HeartbeatConfig
     use_llm: bool
+    feedback: Feedback = SILENT  # waits said at once, progress bars on a terminal
 
     @property
     def start(self) -> dt.date:
@@ -130,11 +132,16 @@ class Plan:
 def window_entries(ctx: Context, warnings: list[str]) -> list[notes.Entry]:
     """The entries of the daily notes dated within the window, in date order (unreadable: warned)."""
     found: list[tuple[dt.date, str, notes.Entry]] = []
+    in_window: list[tuple[Path, str, dt.date]] = []
     for path in notes.iter_note_paths(ctx.vault):
         rel = notes.relative_posix(path, ctx.vault)
         kind, date = notes.classify(rel)
-        if kind != "daily" or date is None or not ctx.start <= date <= ctx.as_of:
-            continue
+        if kind == "daily" and date is not None and ctx.start <= date <= ctx.as_of:
+            in_window.append((path, rel, date))
+    bar = ctx.feedback.bar(len(in_window), "reading notes", "note")
+    for path, rel, date in in_window:
+        bar.set_description(f"reading {rel}")
+        bar.update(1)
         try:
             note = notes.read_note(path, ctx.vault)
         except OSError as exc:
@@ -144,6 +151,7 @@ def window_entries(ctx: Context, warnings: list[str]) -> list[notes.Entry]:
                 )
             continue
         found.extend((date, rel, e) for e in note.entries)
+    bar.close()
     found.sort(key=lambda t: (t[0], t[1], t[2].start_line))
     return [e for _d, _r, e in found]
 
@@ -176,7 +184,9 @@ def gather(
     for entry in rest:
         resume_at.setdefault(entry.rel_path, entry.start_line)
     chosen = {id(e) for e in [*seen, *taken]}
+    bar = ctx.feedback.bar(len(chosen), "reading entries", "entry")
     for entry in (e for e in entries if id(e) in chosen):
+        bar.update(1)
         is_new = entry.content_hash not in state.processed
         if is_new:
             report.new_entries += 1
@@ -193,6 +203,7 @@ def gather(
         window.append(candidate)
         if is_new:
             new.append(candidate)
+    bar.close()
     report.deferred = sum(left.values())
     if report.deferred:
         files = ", ".join(
@@ -335,13 +346,16 @@ def plan_run(
             tombstones.add(block, similarity.tokens(str(record.get("text", ""))))
     over = over_budget(ctx, found, view)
     found.sort(key=lambda i: (i.date or dt.date.min, -i.score, i.text))
+    bar = ctx.feedback.bar(len(found), "planning", "insight")
     for insight in found:
+        bar.update(1)
         if id(insight) in over:
             report.skipped.append(
                 Skip(where(insight.sources[-1]), insights.short(insight.text, 80), over[id(insight)])
             )
             continue
         decide(ctx, insight, state, plan, sim, view, tombstones, language, report)
+    bar.close()
     plan_prunes(ctx, state, sim, plan, report)
     return plan
 
