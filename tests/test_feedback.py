@@ -196,3 +196,46 @@ def test_the_command_waits_out_loud_and_draws_a_bar_only_on_a_terminal(
     assert ("waiting for MEMORY.md to be quiet: saved" in stderr) is said
     assert ("waiting for MEMORY.md:" in stderr) is bar  # tqdm's bar: "waiting for MEMORY.md:  50%|…"
     assert "promoted" in stdout
+
+
+class RecordingBar(NoBar):
+    def __init__(self, total: int) -> None:
+        self.total = total
+        self.steps: list[int] = []
+
+    def update(self, n: int = 1) -> None:
+        if n:
+            self.steps.append(n)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_indexing_one_huge_note_moves_the_bar_through_its_bytes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, workers: int
+) -> None:
+    """One note of 3,000 entries (serial build, and workers reporting through their pipes): the bar
+    counts bytes and moves several times inside the note, ending at the vault's size."""
+    from vault_tools import index_builder
+    from vault_tools.config import load_config
+    from vault_tools.index import Index
+
+    vault = tmp_path / "vault"
+    (vault / "memory").mkdir(parents=True)
+    lines = "".join(
+        f"- {n:05d} Decided to use tool{n} for the part{n} service 决定用{n}号方案\n" for n in range(3000)
+    )
+    (vault / "memory" / "2026-11-28.md").write_text(f"---\ndate: 2026-11-28\n---\n{lines}", encoding="utf-8")
+    (vault / "memory" / "2026-11-29.md").write_text("- a small note of one entry here\n", encoding="utf-8")
+    (vault / "MEMORY.md").write_text("# Long-term memory\n", encoding="utf-8")
+    size = sum(p.stat().st_size for p in [*(vault / "memory").glob("*.md"), vault / "MEMORY.md"])
+    bars: list[RecordingBar] = []
+
+    def recording(total: int, enabled: bool, what: str, unit: str = "file") -> RecordingBar:
+        assert enabled and unit == "B"
+        bars.append(RecordingBar(total))
+        return bars[-1]
+
+    monkeypatch.setattr(index_builder, "progress_bar", recording)
+    Index(load_config(vault), build_workers=workers).rebuild(progress=True)
+    (bar,) = bars
+    assert bar.total == size and sum(bar.steps) == size
+    assert len(bar.steps) >= 3000 // 500  # moves inside the big note, not once per file

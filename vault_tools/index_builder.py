@@ -32,7 +32,14 @@ from vault_tools.index_manifest import (
     scan_note_stats,
     write_json_atomic,
 )
-from vault_tools.index_writer import IndexWriting, Interrupted, UpdateReport, add_note, progress_bar
+from vault_tools.index_writer import (
+    IndexWriting,
+    Interrupted,
+    NoteProgress,
+    UpdateReport,
+    add_note,
+    progress_bar,
+)
 
 log = logging.getLogger("vault_tools.index")
 
@@ -128,17 +135,19 @@ class IndexBuilding(IndexWriting):
         tmp.mkdir()
         writer = BulkSegmentWriter(wi.create_in(str(tmp), schema()), limitmb=BUILD_LIMIT_MB)
         manifest: dict[str, FileRecord] = {}
-        bar = progress_bar(len(on_disk), progress, "indexing")
+        bar = progress_bar(sum(st.st_size for _path, st in on_disk.values()), progress, "indexing", "B")
         try:
-            for rel, (path, _st) in on_disk.items():
+            for rel, (path, on_disk_st) in on_disk.items():
                 if should_stop is not None and should_stop():
                     raise Interrupted
-                bar.update(1)
                 note = self._read(Path(path), report)
+                moving = NoteProgress(bar.update, on_disk_st.st_size, len(note[1].entries) if note else 0)
                 if note is None:
+                    moving.finish()
                     continue
                 st, parsed = note
-                manifest[rel] = file_record(st, parsed, add_note(writer, parsed))
+                manifest[rel] = file_record(st, parsed, add_note(writer, parsed, moving.document))
+                moving.finish()
                 report.warnings += [str(w) for w in parsed.warnings]
             if should_stop is not None and should_stop():
                 raise Interrupted
@@ -223,7 +232,7 @@ def _parallel_build(
         job.write_text(json.dumps(spec))
         command = [sys.executable, *flags, "-c", code, str(job)]
         procs.append(subprocess.Popen(command, stdout=subprocess.PIPE, stdin=subprocess.DEVNULL))
-    bar = progress_bar(len(on_disk), progress, "indexing")
+    bar = progress_bar(sum(st.st_size for _path, st in on_disk.values()), progress, "indexing", "B")
     try:
         _follow_workers(procs, bar, should_stop)
     finally:
@@ -262,9 +271,10 @@ def _partition(on_disk: Scan, workers: int) -> list[list[str]]:
 
 
 def _follow_workers(procs: list[Any], bar: Any, should_stop: Callable[[], bool] | None) -> None:
-    """Count the workers' progress lines until they all exit; stop them when asked to."""
+    """Add up the workers' progress lines (bytes indexed) until they all exit; stop them when asked to."""
     import selectors
 
+    partial: dict[int, bytes] = {}  # a line a read cut in two
     with selectors.DefaultSelector() as selector:
         for proc in procs:
             selector.register(proc.stdout, selectors.EVENT_READ)
@@ -272,15 +282,24 @@ def _follow_workers(procs: list[Any], bar: Any, should_stop: Callable[[], bool] 
         while open_pipes:
             if should_stop is not None and should_stop():
                 raise Interrupted
+            done = 0
             for key, _mask in selector.select(timeout=0.2):
                 chunk = os.read(key.fd, 65536)
                 if not chunk:
                     selector.unregister(key.fileobj)
                     open_pipes -= 1
-                bar.update(chunk.count(b"\n"))
+                *lines, partial[key.fd] = (partial.get(key.fd, b"") + chunk).split(b"\n")
+                done += sum(int(line) for line in lines if line.strip().isdigit())
+            bar.update(done)  # also with 0: the bar shows (after its delay) while a big note is read
     for proc in procs:
         if proc.wait() != 0:
             raise RuntimeError(f"an index build worker failed (exit {proc.returncode})")
+
+
+def report_bytes(out: Any, size: int) -> None:
+    """A worker's progress line: how many more bytes of notes it has indexed."""
+    out.write(b"%d\n" % size)
+    out.flush()  # BrokenPipeError here when the parent died: stop too
 
 
 def build_worker_main() -> None:
@@ -310,10 +329,10 @@ def build_worker_main() -> None:
             except OSError as exc:
                 warnings.append(f"{path}: could not be read ({exc.strerror}); not indexed")
                 continue
-            manifest[rel] = file_record(st, note, add_note(writer, note)).to_json()
+            moving = NoteProgress(lambda size: report_bytes(out, size), st.st_size, len(note.entries))
+            manifest[rel] = file_record(st, note, add_note(writer, note, moving.document)).to_json()
             warnings += [str(w) for w in note.warnings]
-            out.write(b"\n")
-            out.flush()  # BrokenPipeError here when the parent died: stop too
+            moving.finish()
         segment = writer._finalize_segment() if writer.doc_count() else None
     except BaseException:
         writer.cancel()

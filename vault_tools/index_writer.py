@@ -671,12 +671,42 @@ class _Batch:
             self.writer = None
 
 
-def add_note(writer: Any, note: notes.Note) -> int:
+def add_note(writer: Any, note: notes.Note, on_document: Callable[[], None] | None = None) -> int:
     count = 0
     for doc in note_documents(note):
         writer.add_document(**doc)
         count += 1
+        if on_document is not None:
+            on_document()
     return count
+
+
+class NoteProgress:
+    """Moves a progress bar through one note's bytes as its entries are indexed, so that a note of
+    77,000 entries (one file, half a minute) shows progress too, not one jump at its end."""
+
+    EVERY = 500  # documents between two moves of the bar
+
+    def __init__(self, advance: Callable[[int], None], size: int, entries: int) -> None:
+        self.advance = advance
+        self.size = size
+        self.entries = max(1, entries)
+        self.done = 0
+        self.shown = 0
+
+    def document(self) -> None:
+        self.done += 1
+        if self.done % self.EVERY == 0:
+            self._to(self.size * min(self.done, self.entries) // self.entries)
+
+    def finish(self) -> None:
+        self._to(self.size)
+
+    def _to(self, position: int) -> None:
+        step = position - self.shown
+        if step > 0:
+            self.advance(step)
+            self.shown = position
 
 
 class _NoBar:
@@ -690,10 +720,22 @@ class _NoBar:
         pass
 
 
-def progress_bar(total: int, enabled: bool, what: str) -> Any:
-    """A tqdm bar on stderr when asked for and stderr is a terminal; shown after a second."""
+def progress_bar(total: int, enabled: bool, what: str, unit: str = "file") -> Any:
+    """A tqdm bar on stderr when asked for and stderr is a terminal; shown after a second.
+
+    ``unit="B"`` counts bytes (shown as KB, MB)."""
     if not enabled or not sys.stderr.isatty():
         return _NoBar()
     from tqdm import tqdm
 
-    return tqdm(total=total, desc=what, unit="file", delay=1.0, file=sys.stderr, leave=False)
+    scaled = unit == "B"
+    return tqdm(
+        total=total,
+        desc=what,
+        unit=unit,
+        unit_scale=scaled,
+        unit_divisor=1024 if scaled else 1000,
+        delay=1.0,
+        file=sys.stderr,
+        leave=False,
+    )
