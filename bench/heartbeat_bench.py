@@ -1,6 +1,7 @@
 """Heartbeat speed and cost: rules mode over a busy week, and what LLM mode sends as the vault grows.
 
-    python bench/heartbeat_bench.py [--entries 1000] [--seed 11] [--keep DIR]
+    python bench/heartbeat_bench.py [--entries 1000] [--seed 11] [--keep DIR] [--parts rules,llm,scale]
+        [--sizes 1000,10000,77000] [--baseline REF] [--baseline-timeout 300]
 
 1. Rules mode: a deterministic busy week (``--entries`` entries over 7 days, English and Chinese:
    decisions, preferences, lessons, facts, repeated preferences, temporary plans, todos, the
@@ -12,7 +13,7 @@
    items, then 2x the new entries; requests, prompt and completion tokens per run (target: they
    follow the new entries, not the vault's size).
 
-3. Scale (``--scale``): one daily note of 1k, 10k and 77k entries (``--sizes``), *similar* ones
+3. Scale (``--parts scale``): one daily note of 1k, 10k and 77k entries (``--sizes``), *similar* ones
    (a few templates: thousands of near-duplicates) and *varied* ones (the busy week's mix), one
    heartbeat each in a fresh process: seconds, peak RSS, entries curated and left for later runs.
    With ``--baseline REF`` the same vaults also run with the code at REF (a temporary git worktree),
@@ -312,7 +313,7 @@ def llm_rows(base: Path, seed: int) -> list[dict[str, Any]]:
     return rows
 
 
-def table(rules: list[dict[str, Any]], llm: list[dict[str, Any]], entries: int) -> str:
+def rules_table(rules: list[dict[str, Any]], entries: int) -> str:
     lines = [
         f"### Rules mode: a busy week ({entries} entries over 7 days, MEMORY.md of 200 items)",
         "",
@@ -330,6 +331,12 @@ def table(rules: list[dict[str, Any]], llm: list[dict[str, Any]], entries: int) 
         "",
         f"Per commit: {1000 * first['seconds'] / max(1, first['commits']):.1f} ms; "
         f"second run / first run: {second['seconds'] / first['seconds']:.2f}x.",
+    ]
+    return "\n".join(lines)
+
+
+def llm_table(llm: list[dict[str, Any]]) -> str:
+    lines = [
         "",
         "### LLM mode against tests/llm_server.py (one batched request per run)",
         "",
@@ -507,8 +514,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--entries", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=11)
     parser.add_argument("--keep", type=Path, help="build the vaults here and keep them")
-    parser.add_argument("--scale", action="store_true", help="also the scale table (1k/10k/77k entries)")
-    parser.add_argument("--scale-only", action="store_true", help="only the scale table")
+    parser.add_argument(
+        "--parts",
+        default="rules,llm",
+        help="which tables: rules, llm, scale (1k/10k/77k entries), comma-separated",
+    )
     parser.add_argument("--sizes", default="1000,10000,77000", help="entries per scale vault")
     parser.add_argument("--baseline", metavar="REF", help="run the scale vaults with the code at REF too")
     parser.add_argument("--baseline-timeout", type=float, default=300.0, metavar="S")
@@ -517,12 +527,13 @@ def main(argv: list[str] | None = None) -> int:
     base = args.keep or Path(home.name)
     os.environ.setdefault("GIT_CONFIG_NOSYSTEM", "1")
     sizes = [int(size) for size in args.sizes.split(",")]
+    parts = set(args.parts.split(","))
     try:
-        if not args.scale_only:
-            rules = rules_rows(base, args.entries, args.seed)
-            llm = llm_rows(base, args.seed)
-            print(table(rules, llm, args.entries))
-        if args.scale or args.scale_only:
+        if "rules" in parts:
+            print(rules_table(rules_rows(base, args.entries, args.seed), args.entries))
+        if "llm" in parts:
+            print(llm_table(llm_rows(base, args.seed)))
+        if "scale" in parts:
             rows = scale_rows(base, sizes, args.seed, args.baseline, args.baseline_timeout)
             print("\n" + scale_table(rows, args.baseline))
     finally:
