@@ -127,6 +127,7 @@ class Plan:
     changes: list[Change] = field(default_factory=list)
     processed: dict[str, str] = field(default_factory=dict)
     registry: dict[str, dict[str, Any]] = field(default_factory=dict)
+    promoted_texts: dict[str, str] = field(default_factory=dict)  # block id -> text, of planned promotes
 
 
 def window_entries(ctx: Context, warnings: list[str]) -> list[notes.Entry]:
@@ -510,7 +511,7 @@ def decide(
 
 def choose_block_id(insight: Insight, state: State, plan: Plan, view: MemoryView) -> str:
     hashes = insight.source_hashes
-    planned = {c.block_id: c.report.text for c in plan.changes if c.kind == "promote"}
+    planned = plan.promoted_texts  # kept as promotes are planned: not rebuilt for every insight
     for length in (6, 8, 10, 12):
         block = insights.block_id_for(hashes, length=length)
         record = state.registry.get(block)
@@ -630,6 +631,7 @@ def plan_promote(
         )
     )
     view.add(MemoryItem(block, block, insight.text, category, line, similarity.tokens(insight.text)))
+    plan.promoted_texts[block] = insight.text
     plan.registry[block] = {
         "text": insight.text,
         "sources": list(insight.source_hashes),
