@@ -239,3 +239,34 @@ def test_indexing_one_huge_note_moves_the_bar_through_its_bytes(
     (bar,) = bars
     assert bar.total == size and sum(bar.steps) == size
     assert len(bar.steps) >= 3000 // 500  # moves inside the big note, not once per file
+
+
+def test_a_wait_for_a_git_lock_is_said_at_once(tmp_path: Path) -> None:
+    from test_heartbeat import HOLD_SCRIPT
+
+    from vault_tools.errors import LockedError
+
+    vault = committed(make_vault(tmp_path))
+    lock = vault / ".git" / "index.lock"
+    lock.write_text("")
+    release = tmp_path / "release"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_SCRIPT, str(lock), str(release)], stdout=subprocess.PIPE, text=True
+    )
+    out = io.StringIO()
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "holding"
+        with pytest.raises(LockedError):
+            heartbeat.run_heartbeat(
+                run_config(vault, lock_wait_seconds=0.3, lock_grace_seconds=0.0),
+                heartbeat.Options(as_of=AS_OF),
+                feedback=Feedback(out),
+            )
+    finally:
+        release.write_text("x")
+        holder.wait(timeout=20)
+        assert holder.stdout is not None
+        holder.stdout.close()
+    said = out.getvalue()
+    assert said.startswith(f"waiting for git: {lock} is in use (") and said.endswith("up to 0.3 s…\n")
+    assert f"pid {holder.pid}" in said and said.count("\n") == 1

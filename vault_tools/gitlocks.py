@@ -156,11 +156,14 @@ def clear(
     warn: Callable[[str], None],
     sleep: Callable[[float], None] = time.sleep,
     ignore: frozenset[int] = frozenset(),
+    waiting: Callable[[str], None] | None = None,
 ) -> None:
     """Remove stale git locks (with a warning naming each) and wait for held ones.
 
+    ``waiting`` hears once, as a wait begins, which lock is waited for and for how long at most.
     Raises :class:`LockedError` naming the lock when one is still held after ``wait_seconds``.
     """
+    said = False
     roots = (work_tree.resolve(), git_dir.resolve())
     deadline = time.monotonic() + wait_seconds
     while True:
@@ -182,7 +185,15 @@ def clear(
             return
         if time.monotonic() >= deadline:
             raise LockedError(held_message(pending[0], wait_seconds))
+        if waiting is not None and not said:
+            waiting(waiting_message(pending[0], wait_seconds))
+            said = True
         sleep(POLL_SECONDS)
+
+
+def waiting_message(found: LockCheck, wait_seconds: float) -> str:
+    who = "; ".join(found.holders) or f"{found.age:.0f} s old, no process seen holding it yet"
+    return f"waiting for git: {found.path} is in use ({who}); up to {wait_seconds:g} s…"
 
 
 def held_message(found: LockCheck, waited: float) -> str:

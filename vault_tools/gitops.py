@@ -192,7 +192,14 @@ class VaultRepo:
             )
         return None
 
-    def clear_locks(self, *, wait_seconds: float, grace_seconds: float, warn: Callable[[str], None]) -> None:
+    def clear_locks(
+        self,
+        *,
+        wait_seconds: float,
+        grace_seconds: float,
+        warn: Callable[[str], None],
+        waiting: Callable[[str], None] | None = None,
+    ) -> None:
         """Remove git locks a crash left behind, wait for live ones (see :mod:`vault_tools.gitlocks`).
 
         Raises LockedError naming the lock when a live process still holds one after ``wait_seconds``.
@@ -208,6 +215,7 @@ class VaultRepo:
                 grace_seconds=grace_seconds,
                 warn=warn,
                 ignore=ours,
+                waiting=waiting,
             )
 
     def head_sha(self) -> str | None:

@@ -314,7 +314,7 @@ def run_locked(ctx: Context, state: State, report: HeartbeatReport, step: Progre
     for folder in (ctx.vault, ctx.vault / "memory", ctx.vault / "memory" / "archive"):
         for leftover in notes.remove_dead_temps(folder):
             report.warnings.append(f"removed {leftover}: a write that was killed left it")
-    repo, blocker = open_repo(ctx.vault, report, ctx.settings)
+    repo, blocker = open_repo(ctx.vault, report, ctx.settings, ctx.feedback)
     try:
         rebuild_registry(repo, state)
         committer = Committer(repo, ctx.vault, report, blocker)
@@ -401,7 +401,7 @@ def summarize_closed(
 
 
 def open_repo(
-    vault: Path, report: HeartbeatReport, settings: HeartbeatConfig
+    vault: Path, report: HeartbeatReport, settings: HeartbeatConfig, feedback: Feedback = SILENT
 ) -> tuple[VaultRepo | None, str | None]:
     from vault_tools import gitops
 
@@ -422,6 +422,7 @@ def open_repo(
             wait_seconds=settings.lock_wait_seconds,
             grace_seconds=settings.lock_grace_seconds,
             warn=report.warnings.append,
+            waiting=feedback.say,
         )
     except VaultError:
         repo.close()
