@@ -75,7 +75,7 @@ def test_the_wait_for_a_quiet_memory_md_is_said_before_it_starts(
     clock = FakeTime(saved + 3.0, out)
     monkeypatch.setattr(heartbeat, "time", clock)
     report = heartbeat.run_heartbeat(
-        run_config(vault, quiet_seconds=60.0), heartbeat.Options(as_of=AS_OF), feedback=Feedback(out)
+        run_config(vault, quiet_seconds=60.0), heartbeat.Options(as_of=AS_OF, feedback=Feedback(out))
     )
     assert clock.said_before_first_sleep == (
         "waiting for MEMORY.md to be quiet: saved 3 s ago and not committed yet; "
@@ -89,7 +89,7 @@ def test_no_wait_no_word(tmp_path: Path) -> None:
     vault = committed(make_vault(tmp_path))
     out = io.StringIO()
     heartbeat.run_heartbeat(
-        run_config(vault, quiet_seconds=60.0), heartbeat.Options(as_of=AS_OF), feedback=Feedback(out)
+        run_config(vault, quiet_seconds=60.0), heartbeat.Options(as_of=AS_OF, feedback=Feedback(out))
     )
     assert out.getvalue() == ""
 
@@ -115,7 +115,7 @@ class Recording(Feedback):
 def test_the_heartbeat_shows_progress_through_its_phases(tmp_path: Path) -> None:
     vault = committed(make_vault(tmp_path))
     recording = Recording()
-    report = heartbeat.run_heartbeat(run_config(vault), heartbeat.Options(as_of=AS_OF), feedback=recording)
+    report = heartbeat.run_heartbeat(run_config(vault), heartbeat.Options(as_of=AS_OF, feedback=recording))
     bars = recording.bars_made
     assert bars["reading notes"] == [2]  # the two daily notes of the window
     assert bars["reading entries"][0] >= report.new_entries > 0
@@ -259,8 +259,7 @@ def test_a_wait_for_a_git_lock_is_said_at_once(tmp_path: Path) -> None:
         with pytest.raises(LockedError):
             heartbeat.run_heartbeat(
                 run_config(vault, lock_wait_seconds=0.3, lock_grace_seconds=0.0),
-                heartbeat.Options(as_of=AS_OF),
-                feedback=Feedback(out),
+                heartbeat.Options(as_of=AS_OF, feedback=Feedback(out)),
             )
     finally:
         release.write_text("x")

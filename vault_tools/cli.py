@@ -372,8 +372,8 @@ def cmd_heartbeat(args: argparse.Namespace, out: Output) -> int:
         use_llm=not args.no_llm,
         if_due=args.if_due,
     )
-    feedback = Feedback.for_command(as_json=out.as_json, quiet=getattr(args, "quiet", False))
-    report = run_heartbeat(config_for(args, out), options, feedback=feedback)
+    options.feedback = Feedback.for_command(as_json=out.as_json, quiet=getattr(args, "quiet", False))
+    report = run_heartbeat(config_for(args, out), options)
     out.result(report, report.render)
     return 0
 

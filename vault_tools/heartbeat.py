@@ -186,6 +186,7 @@ class Options:
     dry_run: bool = False
     use_llm: bool = True
     if_due: bool = False
+    feedback: Feedback = SILENT  # waits said at once, progress bars (the command: on a terminal)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -243,20 +244,17 @@ def not_due(config: Config, state: State, now: dt.datetime) -> str | None:
 
 
 def run_heartbeat(
-    config: Config,
-    options: Options | None = None,
-    progress: Progress | None = None,
-    feedback: Feedback = SILENT,
+    config: Config, options: Options | None = None, progress: Progress | None = None
 ) -> HeartbeatReport:
     """One heartbeat over ``config.vault`` (see the module docstring); returns what it did.
 
     ``progress`` is called with a short step name as the run goes (plan, each write and commit).
-    ``feedback`` hears at once of a wait, and draws the progress bars (reading, planning, committing).
+    ``options.feedback`` hears at once of a wait, and draws the bars (reading, planning, committing).
     Raises LockedError when another heartbeat runs, GitError when the repository is mid-merge.
     """
     options = options or Options()
     rule_warnings: list[str] = []
-    ctx = make_context(config, options, rule_warnings, feedback)
+    ctx = make_context(config, options, rule_warnings, options.feedback)
     report = HeartbeatReport(
         vault=str(config.vault),
         as_of=ctx.as_of.isoformat(),
