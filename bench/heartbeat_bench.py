@@ -400,10 +400,14 @@ from pathlib import Path
 from vault_tools import heartbeat
 from vault_tools.config import load_config
 config = load_config(Path(sys.argv[2]))
+own = resource.getrusage(resource.RUSAGE_SELF)
+cpu_before = own.ru_utime + own.ru_stime  # imports and config: not the heartbeat's
 started = time.perf_counter()
 report = heartbeat.run_heartbeat(config, heartbeat.Options(as_of=dt.date.fromisoformat(sys.argv[3]), use_llm=False))
+own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
 print(json.dumps({
     "seconds": time.perf_counter() - started,
+    "cpu": own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime - cpu_before,
     "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
     "new": report.new_entries,
     "left": getattr(report, "deferred", 0),
@@ -470,37 +474,50 @@ def scale_rows(
     return rows
 
 
-def cell(result: dict[str, Any] | None) -> tuple[str, str]:
+def cell(result: dict[str, Any] | None) -> tuple[str, str, str]:
+    """(wall seconds, CPU seconds with git's, peak RSS MB) of one run."""
     if result is None:
-        return "", ""
+        return "", "", ""
     if "timeout" in result:
-        return f"> {result['timeout']:.0f} (stopped)", ""
+        return f"> {result['timeout']:.0f} (stopped)", "", ""
     if "error" in result:
-        return f"error: {result['error'][:60]}", ""
-    return f"{result['seconds']:.1f}", f"{result['rss_mb']:.0f}"
+        return f"error: {result['error'][:60]}", "", ""
+    return f"{result['seconds']:.1f}", f"{result['cpu']:.1f}", f"{result['rss_mb']:.0f}"
+
+
+def speedup(before: dict[str, Any] | None, after: dict[str, Any]) -> str:
+    """before / after in CPU seconds (a loaded machine stretches wall time, not CPU time)."""
+    if before is None or "cpu" not in after:
+        return ""
+    if "cpu" in before:
+        return f"{before['cpu'] / after['cpu']:.1f}x"
+    if "timeout" in before:
+        return f"> {before['timeout'] / after['seconds']:.0f}x (wall)"
+    return ""
 
 
 def scale_table(rows: list[dict[str, Any]], baseline: str | None) -> str:
     lines = [
         "### Scale: one daily note of N entries, one heartbeat (rules), a fresh process each",
         "",
-        "| entries | kind | curated / left | promoted | seconds | peak RSS MB |"
-        + (f" seconds at {baseline} | peak RSS MB at {baseline} | speed-up |" if baseline else ""),
-        "|---:|---|---:|---:|---:|---:|" + ("---:|---:|---:|" if baseline else ""),
+        "CPU: the process's and its git commands' user + system seconds (what a loaded machine does not stretch).",
+        "",
+        "| entries | kind | curated / left | promoted | seconds | CPU s | peak RSS MB |"
+        + (
+            f" seconds at {baseline} | CPU s at {baseline} | peak RSS MB at {baseline} | CPU before / after |"
+            if baseline
+            else ""
+        ),
+        "|---:|---|---:|---:|---:|---:|---:|" + ("---:|---:|---:|---:|" if baseline else ""),
     ]
     for row in rows:
         after, before = row["after"], row.get("before")
-        seconds, rss = cell(after)
+        seconds, cpu, rss = cell(after)
         curated = f"{after.get('new', '?')} / {after.get('left', '?')}"
-        line = f"| {row['size']:,} | {row['kind']} | {curated} | {after.get('promoted', '?')} | {seconds} | {rss} |"
+        line = f"| {row['size']:,} | {row['kind']} | {curated} | {after.get('promoted', '?')} | {seconds} | {cpu} | {rss} |"
         if baseline:
-            old_seconds, old_rss = cell(before)
-            ratio = ""
-            if before is not None and "seconds" in before and "seconds" in after and "error" not in before:
-                ratio = f"{before['seconds'] / after['seconds']:.1f}x"
-            elif before is not None and "timeout" in before and "seconds" in after:
-                ratio = f"> {before['timeout'] / after['seconds']:.0f}x"
-            line += f" {old_seconds} | {old_rss} | {ratio} |"
+            old_seconds, old_cpu, old_rss = cell(before)
+            line += f" {old_seconds} | {old_cpu} | {old_rss} | {speedup(before, after)} |"
         lines.append(line)
     lines += [
         "",
