@@ -120,6 +120,7 @@ def test_the_heartbeat_shows_progress_through_its_phases(tmp_path: Path) -> None
     assert bars["reading notes"] == [2]  # the two daily notes of the window
     assert bars["reading entries"][0] >= report.new_entries > 0
     assert bars["planning"][0] > 0
+    assert 0 < bars["finding repeats"][0] <= report.new_entries  # each candidate among the new entries
     assert bars["committing"] == [len(report.commits)] and report.commits
 
 

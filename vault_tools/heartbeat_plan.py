@@ -244,7 +244,9 @@ def find_insights(
 ) -> list[Insight]:
     llm_settings = ctx.config.llm
     if not (ctx.use_llm and llm_settings.configured) or not new:
-        found, _scores = insights.rules_insights(new, window, ctx.rules)
+        bar = ctx.feedback.bar(len(new), "finding repeats", "entry")
+        found, _scores = insights.rules_insights(new, window, ctx.rules, lambda: bar.update(1))
+        bar.close()
         return found
     from vault_tools import llm
 

@@ -66,7 +66,7 @@ import hashlib
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Literal
 
@@ -625,7 +625,10 @@ SPECIFIC_UNITS = 8
 
 
 def rules_insights(
-    new: Sequence[Candidate], window: Sequence[Candidate], rules: Rules
+    new: Sequence[Candidate],
+    window: Sequence[Candidate],
+    rules: Rules,
+    on_each: Callable[[], None] | None = None,
 ) -> tuple[list[Insight], dict[str, tuple[float, str]]]:
     """Insights from the new candidates, by the offline rules.
 
@@ -641,7 +644,7 @@ def rules_insights(
         by_key[key] = candidate
         index.add(key, candidate.tokens)
     new_keys = [c.entry.id for c in new]
-    near = index.near_each(new_keys, rules)
+    near = index.near_each(new_keys, rules, on_each)  # on_each: a progress bar's step per new entry
     same_thing = {k: near[k] + same_thing_said(by_key[k], index, by_key, rules) for k in new_keys}
     group = union_near_duplicates(new_keys, same_thing, by_key)
     frequency = Counter(word for candidate in by_key.values() for word in candidate.content)

@@ -17,7 +17,7 @@ import math
 import re
 import unicodedata
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -228,11 +228,17 @@ class SimilarityIndex:
         """Keys related to ``token_set`` (near-duplicates included), best first."""
         return self._matching(token_set, rules, near=False)
 
-    def near_each(self, keys: Sequence[str], rules: Thresholds) -> dict[str, list[str]]:
-        """The near-duplicates of each stored key's set, best first; asked once per distinct set."""
+    def near_each(
+        self, keys: Sequence[str], rules: Thresholds, on_each: Callable[[], None] | None = None
+    ) -> dict[str, list[str]]:
+        """The near-duplicates of each stored key's set, best first; asked once per distinct set.
+
+        ``on_each`` is called after each key (a progress bar)."""
         answers: dict[frozenset[str], list[str]] = {}
         out: dict[str, list[str]] = {}
         for key in keys:
+            if on_each is not None:
+                on_each()
             token_set = self.sets[key]
             if token_set not in answers:
                 answers[token_set] = [other for other, _score in self.near(token_set, rules)]
@@ -303,8 +309,15 @@ class ExhaustiveIndex:
     def near(self, token_set: frozenset[str], rules: Thresholds) -> list[tuple[str, float]]:
         return self._matching(token_set, rules, near=True)
 
-    def near_each(self, keys: Sequence[str], rules: Thresholds) -> dict[str, list[str]]:
-        return {key: [other for other, _score in self.near(self.sets[key], rules)] for key in keys}
+    def near_each(
+        self, keys: Sequence[str], rules: Thresholds, on_each: Callable[[], None] | None = None
+    ) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        for key in keys:
+            if on_each is not None:
+                on_each()
+            out[key] = [other for other, _score in self.near(self.sets[key], rules)]
+        return out
 
     def related(self, token_set: frozenset[str], rules: Thresholds) -> list[tuple[str, float]]:
         return self._matching(token_set, rules, near=False)
