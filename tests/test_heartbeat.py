@@ -214,6 +214,35 @@ def test_a_transcript_keeps_statements_that_say_who(tmp_path: Path) -> None:
     assert reasons["11"].startswith("a fragment")
 
 
+TRANSCRIPT_ZH = """---
+date: 2026-11-27
+---
+# 2026-11-27
+
+- 20:01 **小林**: 嗨，好久不见！最近怎么样？
+- 20:02 **阿杰**: 哈哈，挺好的，谢谢关心！
+- 20:03 **阿杰**: 我上个月辞职了，下周一开始去字节跳动做后端。
+- 20:04 **小林**: 哇，太厉害了！你真棒！
+- 20:05 **小林**: 我们家上周领养了一只三岁的柴犬，叫豆豆。
+- 20:06 **阿杰**: 真的吗？它乖不乖？
+- 20:07 **阿杰**: 它们真的很可爱。
+- 20:08 **小林**: 我打算明年三月去京都看樱花，已经订好了机票。
+"""
+
+
+def test_a_chinese_transcript_keeps_what_happened_to_whom(tmp_path: Path) -> None:
+    vault = committed(make_vault(tmp_path, MEMORY_ZH, {"2026-11-27": TRANSCRIPT_ZH}))
+    report = run(vault, threshold=0.5)
+    assert {c.text for c in report.promoted} == {
+        "**阿杰**: 我上个月辞职了，下周一开始去字节跳动做后端。",
+        "**小林**: 我们家上周领养了一只三岁的柴犬，叫豆豆。",
+        "**小林**: 我打算明年三月去京都看樱花，已经订好了机票。",
+    }
+    reasons = {s.source.rsplit(":", 1)[1]: s.reason for s in report.skipped}
+    assert "question" in reasons["6"] and "question" in reasons["11"]
+    assert "pleasantries" in reasons["7"] and "listener" in reasons["9"]
+
+
 def test_memory_grows_within_its_word_budget(tmp_path: Path) -> None:
     lines = [
         f"- 09:{i:02d} Decided to move service {name} to the {place} datacenter in region {i}."
