@@ -207,7 +207,10 @@ def make_vault(
 ) -> Path:
     folder.mkdir(parents=True)
     (folder / ".vault-tools").mkdir()
-    (folder / ".vault-tools" / "config.toml").write_text("[heartbeat]\nquiet_seconds = 0\n")
+    # the budget is measured by bench/curate_bench.py; here its 200 items would be pruned over it
+    (folder / ".vault-tools" / "config.toml").write_text(
+        "[heartbeat]\nquiet_seconds = 0\nbudget_words_per_month = 0\n"
+    )
     (folder / ".gitignore").write_text(".vault-tools/\n")
     if history_days:
         Week(seed + 1).write_days(
