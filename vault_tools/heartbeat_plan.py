@@ -341,7 +341,9 @@ def plan_run(
     view = MemoryView(parse_lines(memory_lines, ctx.vault, MEMORY_PATH), ctx.rules)
     refresh_registry(ctx, state, view, pending)
     new, window = gather(ctx, state, entries, plan, report)
-    found = find_insights(ctx, new, window, view, memory_headings(memory_lines), report)
+    found = with_context(
+        find_insights(ctx, new, window, view, memory_headings(memory_lines), report), entries
+    )
     language = vault_language(memory_lines, entries)
     tombstones = similarity.SimilarityIndex()
     for block, record in state.registry.items():
@@ -361,6 +363,15 @@ def plan_run(
     bar.close()
     plan_prunes(ctx, state, sim, plan, report)
     return plan
+
+
+def with_context(found: list[Insight], entries: Sequence[notes.Entry]) -> list[Insight]:
+    """Fragments given the line before them in their note (the neighbour recall reads too)."""
+    before = {e.id: p for p, e in zip(entries, entries[1:]) if p.rel_path == e.rel_path}
+    return [
+        insights.in_context(i, before[i.lead.id]) if i.fragment and i.lead and i.lead.id in before else i
+        for i in found
+    ]
 
 
 def over_budget_items(

@@ -350,6 +350,7 @@ class Insight:
     temporary: bool = False
     strength: float = 0.0  # orders insights of equal score (the budget takes the strongest first)
     fragment: bool = False  # what it is about is in another line: not an item on its own
+    lead: Entry | None = None  # the entry whose words the text is
 
     @property
     def date(self) -> dt.date | None:
@@ -683,9 +684,29 @@ def rules_insights(
                 temporary=temporary,
                 strength=strength,
                 fragment=lead.fragment and not lead.marked and lead.entry.importance is None,
+                lead=lead.entry,
             )
         )
     return insights, scores
+
+
+def in_context(insight: Insight, before: Entry) -> Insight:
+    """A fragment's insight made to stand alone with what the line before it said ("**Mel** (re:
+    "How was the museum?"): It was amazing…"), or unchanged when that line says nothing usable."""
+    said = [s.text for s in read_sentences(spoken_text(before)) if s.question or s.usable]
+    if not said:
+        return insight
+    context = f"(re: “{short(plain(said[-1]), CONTEXT_CHARS)}”)"
+    speaker, colon, rest = insight.text.partition("**: ")
+    text = (
+        f"{speaker}** {context}: {rest}"
+        if colon and speaker.startswith("**")
+        else f"{context} {insight.text}"
+    )
+    return replace(insight, text=text, fragment=False)
+
+
+CONTEXT_CHARS = 60
 
 
 def same_thing_said(

@@ -218,6 +218,16 @@ def read(sentence: str) -> Sentence:
     if content and greeting(flat):
         content = content_words(CAPITALISED.sub(" ", flat))  # "Hey Ben!": a name is no content
     first = bool(FIRST_PERSON.search(flat))
+    event = has_event(flat)
+    names = proper_names(flat)
+    dated = bool(NUMBER_OR_DATE.search(flat))
+    if (
+        content
+        and not names
+        and not dated
+        and (reaction(flat, event and first) or maxim(flat, first or event))
+    ):
+        content = frozenset()  # "Wow, what an amazing pic!", "Unconditional love is so important."
     return Sentence(
         text=sentence,
         question=bool(QUESTION.search(flat)),
@@ -225,9 +235,9 @@ def read(sentence: str) -> Sentence:
         address=bool(SECOND_PERSON.search(flat)) and not first,
         fragment=bool(ANAPHORA.match(flat)) and not proper_names(flat),
         disclosure=first or bool(KIN.search(flat)) or named_subject(flat),
-        event=has_event(flat),
-        dated=bool(NUMBER_OR_DATE.search(flat)),
-        names=proper_names(flat),
+        event=event,
+        dated=dated,
+        names=names,
         content=content,
     )
 
@@ -239,6 +249,27 @@ def greeting(text: str) -> bool:
     """Whether ``text`` opens with a pleasantry ("Hey", "Wow", "Thanks"): a name after it is no content."""
     first = WORD.match(text.lstrip("\"'“‘(*_ "))
     return first is not None and first.group(0).lower() in PLEASANTRY
+
+
+INTERJECTION = re.compile(
+    r"(?i)^\W*(?:wow|whoa|aw+|oh+|ooh|omg|haha\w*|yay|congrats|awesome|amazing|cool|nice|great)\b"
+)
+EVALUATION = re.compile(
+    r"(?i)\b(?:is|are|was|were|'s|feels?|sounds?|looks?|seems?)\s+(?:(?:so|really|very|super|truly|such|"
+    r"pretty|just|always|incredibly|absolutely)\s+)*(?:an?\s+)?(?:important|amazing|special|great|key|vital|"
+    r"essential|awesome|wonderful|beautiful|inspiring|powerful|rewarding|meaningful|fun|cool|nice|lovely|"
+    r"incredible|fantastic|huge|everything|priceless)\b"
+)
+
+
+def reaction(text: str, news: bool) -> bool:
+    """An exclamation that reacts ("Wow, what an amazing pic!"), unless it tells news of the speaker."""
+    return not news and bool(INTERJECTION.match(text)) and text.rstrip().endswith(("!", "！"))
+
+
+def maxim(text: str, personal: bool) -> bool:
+    """Generic sentiment: something 'is so important' or 'amazing', said of no one in particular."""
+    return not personal and bool(EVALUATION.search(text))
 
 
 def named_subject(text: str) -> bool:
