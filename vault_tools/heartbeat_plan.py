@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import itertools
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -367,7 +368,7 @@ def plan_run(
 
 def with_context(found: list[Insight], entries: Sequence[notes.Entry]) -> list[Insight]:
     """Fragments given the line before them in their note (the neighbour recall reads too)."""
-    before = {e.id: p for p, e in zip(entries, entries[1:]) if p.rel_path == e.rel_path}
+    before = {e.id: p for p, e in itertools.pairwise(entries) if p.rel_path == e.rel_path}
     return [
         insights.in_context(i, before[i.lead.id]) if i.fragment and i.lead and i.lead.id in before else i
         for i in found
