@@ -171,10 +171,22 @@ CHANGE_ZH = re.compile(
     r"[\u4e00-\u9fff][了过](?![解])"
 )
 NUMBER_OR_DATE = re.compile(
-    r"\d|(?i:(?<![a-z])(?:january|february|march|april|may|june|july|august|september|october|november|"
-    r"december|monday|tuesday|wednesday|thursday|friday|saturday|sunday)(?![a-z]))"
+    r"\d|(?<![A-Za-z])(?:January|February|March|April|May|June|July|August|September|October|November|"
+    r"December|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)(?![a-z])"
     r"|[一二三四五六七八九十两]+[年月日号岁个次天周]|星期|周[一二三四五六日末]"
 )
+
+INTERJECTION = re.compile(
+    r"(?i)^\W*(?:wow|whoa|aw+|oh+|ooh|omg|haha\w*|yay|congrats|awesome|amazing|cool|nice|great)\b"
+)
+EVALUATION = re.compile(
+    r"(?i)\b(?:is|are|was|were|'s|feels?|sounds?|looks?|seems?)\s+(?:(?:so|really|very|super|truly|such|"
+    r"pretty|just|always|incredibly|absolutely)\s+)*(?:an?\s+)?(?:important|amazing|special|great|key|vital|"
+    r"essential|awesome|wonderful|beautiful|inspiring|powerful|rewarding|meaningful|fun|cool|nice|lovely|"
+    r"incredible|fantastic|huge|everything|priceless)\b"
+)
+CAPITALISED = re.compile(r"\b[A-Z][a-z]+\b")
+ARTICLES = frozenset({"the", "a", "an", "some", "every", "each", "our", "my", "his", "her"})
 
 
 @dataclass(frozen=True)
@@ -242,24 +254,10 @@ def read(sentence: str) -> Sentence:
     )
 
 
-CAPITALISED = re.compile(r"\b[A-Z][a-z]+\b")
-
-
 def greeting(text: str) -> bool:
     """Whether ``text`` opens with a pleasantry ("Hey", "Wow", "Thanks"): a name after it is no content."""
     first = WORD.match(text.lstrip("\"'“‘(*_ "))
     return first is not None and first.group(0).lower() in PLEASANTRY
-
-
-INTERJECTION = re.compile(
-    r"(?i)^\W*(?:wow|whoa|aw+|oh+|ooh|omg|haha\w*|yay|congrats|awesome|amazing|cool|nice|great)\b"
-)
-EVALUATION = re.compile(
-    r"(?i)\b(?:is|are|was|were|'s|feels?|sounds?|looks?|seems?)\s+(?:(?:so|really|very|super|truly|such|"
-    r"pretty|just|always|incredibly|absolutely)\s+)*(?:an?\s+)?(?:important|amazing|special|great|key|vital|"
-    r"essential|awesome|wonderful|beautiful|inspiring|powerful|rewarding|meaningful|fun|cool|nice|lovely|"
-    r"incredible|fantastic|huge|everything|priceless)\b"
-)
 
 
 def reaction(text: str, news: bool) -> bool:
@@ -276,9 +274,6 @@ def named_subject(text: str) -> bool:
     """Whether ``text`` opens with a name as its subject ("Caroline is…"), not "The plumber…"."""
     match = NAMED_SUBJECT.match(text)
     return match is not None and match.group(0).split()[0].lower() not in STOPWORDS | ARTICLES
-
-
-ARTICLES = frozenset({"the", "a", "an", "some", "every", "each", "our", "my", "his", "her"})
 
 
 def content_words(text: str) -> frozenset[str]:
