@@ -11,10 +11,12 @@ pure function of text (no files, no clock):
   exclamations and generic sentiment: no content word once stop words and the vocabulary of
   pleasantries are left out, "That's so cool!", "Taking time for yourself is so important."),
   *address* (a sentence about the listener, "you…", with nothing about the speaker: praise and
-  advice in a conversation), and a *fragment* (a sentence whose subject is a pronoun that points
-  into another line, "They brighten up our day.", with no name of its own). Questions, chatter
-  and address are never an item's text; a fragment is kept only when nothing better is there, and
-  scores lower.
+  advice in a conversation), a *reaction* (an interjection's exclamation with no news of the
+  speaker, "Wow, what an amazing pic!"), a *maxim* (an evaluation of no one in particular,
+  "Unconditional love is so important."), and a *fragment* (a sentence whose subject is a pronoun
+  that points into another line, "They brighten up our day.", with no name of its own).
+  Questions, chatter, address, reactions and maxims are never an item's text; a fragment scores
+  lower, and the heartbeat promotes it only with the line before it as context.
 * **Disclosure** — the sentence is about a person: the speaker ("I", "my", "we", 我), someone
   close ("my sister", 我女儿), or someone named as its subject ("Caroline is…").
 * **Event** — something happened or is planned: a verb in the past tense or of a change of
