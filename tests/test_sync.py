@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import re
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -304,3 +305,208 @@ def test_a_sync_killed_after_moving_the_branch_is_finished_by_the_next(tmp_path:
     assert (bot / "MEMORY.md").read_bytes() == (person / "MEMORY.md").read_bytes()
     assert head(bot) == head(remote, "main")
     assert_clean_repo(bot)
+
+
+# ---------------------------------------------------------------------------------------------
+# The person's own notes travel: sync commits them first, as the person ([sync] commit_notes)
+
+SAMPLE_NOTES = Path(__file__).resolve().parents[1] / "vault" / "memory"
+WEEK = [f"2026-11-{day}.md" for day in range(23, 30)]  # week 48, closed on AS_OF
+LINK = re.compile(r"\[\[([0-9]{4}-[0-9]{2}-[0-9]{2})(?:#([^\]|]+))?(?:\|[^\]]*)?\]\]")  # a daily note
+
+
+def two_devices(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """(remote, device A, device B): two clones of one vault, each with the person's identity."""
+    remote, device_a, device_b = setup(tmp_path)
+    for device in (device_a, device_b):
+        git(device, "config", "user.name", "Lin")
+        git(device, "config", "user.email", "lin@example.com")
+    return remote, device_a, device_b
+
+
+def write_week(device: Path) -> None:
+    for name in WEEK:
+        (device / "memory" / name).write_bytes((SAMPLE_NOTES / name).read_bytes())
+
+
+def commits(repo: Path) -> list[tuple[str, list[str]]]:
+    """(author name, files) of each commit, newest first."""
+    out = git(repo, "log", "--format=%x00%an", "--name-only")
+    found = []
+    for record in out.split("\0")[1:]:
+        author, *files = [line for line in record.splitlines() if line.strip()]
+        found.append((author, files))
+    return found
+
+
+def unresolved_links(vault: Path) -> list[str]:
+    """The [[links]] to daily notes of MEMORY.md and the summaries whose note, heading or block is
+    missing."""
+    missing = []
+    sources = [vault / "MEMORY.md", *sorted((vault / "memory" / "summaries").glob("*.md"))]
+    for source in sources:
+        for name, anchor in LINK.findall(source.read_text(encoding="utf-8")):
+            target = vault / "memory" / f"{name}.md"
+            if not target.is_file():
+                missing.append(f"{source.name} -> {name}")
+                continue
+            text = target.read_text(encoding="utf-8")
+            if (anchor.startswith("^") and anchor not in text) or (
+                anchor and not anchor.startswith("^") and f"# {anchor}\n" not in text
+            ):
+                missing.append(f"{source.name} -> {name}#{anchor}")
+    return missing
+
+
+def test_a_weeks_notes_travel_with_the_summaries_that_cite_them(tmp_path: Path) -> None:
+    remote, device_a, device_b = two_devices(tmp_path)
+    write_week(device_a)
+    report = beat(device_a, push=False)
+    summaries = sorted((device_a / "memory" / "summaries").glob("*.md"))
+    assert summaries and report.commits
+    assert git(device_a, "status", "--porcelain", "--", "memory/2026-11-24.md").startswith("??")
+    result = run_sync(device_a)
+    assert result.notes_commit and result.notes_committed == [f"memory/{name}" for name in WEEK]
+    assert git(device_a, "status", "--porcelain") == ""
+    assert head(remote, "main") == head(device_a)
+    # One commit by the person holding exactly the notes; the bot's commits hold only the bot's files.
+    history = commits(device_a)
+    mine = [files for author, files in history if author == "Lin"]
+    assert sorted(f"memory/{name}" for name in WEEK) in [sorted(files) for files in mine]
+    bots = [files for author, files in history if author == "vault-tools bot"]
+    assert bots and all(not set(files) & {f"memory/{name}" for name in WEEK} for files in bots)
+    notes_message = git(device_a, "log", "-1", "--format=%B", result.notes_commit)
+    assert notes_message.startswith("notes: 6 added, 1 changed") and "A memory/2026-11-24.md" in notes_message
+    assert "Committed-by: vault-tools sync" in notes_message
+    assert ".vault-tools" not in git(device_a, "ls-files")
+
+    run_sync(device_b)
+    for name in WEEK:
+        assert (device_b / "memory" / name).read_bytes() == (SAMPLE_NOTES / name).read_bytes()
+    assert [p.name for p in sorted((device_b / "memory" / "summaries").glob("*.md"))] == [
+        p.name for p in summaries
+    ]
+    assert "[[2026-11-2" in summaries[0].read_text(encoding="utf-8")
+    assert unresolved_links(device_b) == []
+    assert head(device_b) == head(remote, "main")
+    assert_clean_repo(device_b)
+
+
+def test_the_heartbeats_own_sync_carries_the_notes_too(tmp_path: Path) -> None:
+    remote, device_a, device_b = two_devices(tmp_path)
+    write_week(device_a)
+    report = beat(device_a)  # push = true: syncs before the run and after its commits
+    assert not [w for w in report.warnings if w.startswith("sync")]
+    assert head(remote, "main") == head(device_a) and git(device_a, "status", "--porcelain") == ""
+    run_sync(device_b)
+    assert all((device_b / "memory" / name).is_file() for name in WEEK)
+    assert unresolved_links(device_b) == []
+
+
+def test_commit_notes_false_leaves_the_notes_to_the_person(tmp_path: Path) -> None:
+    remote, device_a, _device_b = two_devices(tmp_path)
+    (device_a / ".vault-tools").mkdir()
+    (device_a / ".vault-tools" / "config.toml").write_text("[sync]\ncommit_notes = false\n")
+    write_week(device_a)
+    result = run_sync(device_a)
+    assert result.notes_commit is None and result.notes_committed == []
+    assert len(git(device_a, "status", "--porcelain", "--", "memory").splitlines()) == len(WEEK)
+    assert "2026-11-24" not in git(remote, "ls-tree", "-r", "--name-only", "main")
+
+
+def test_without_an_identity_no_note_is_committed_and_sync_says_how(tmp_path: Path) -> None:
+    remote, _person, bot = setup(tmp_path)  # the server's clone has no user.name / user.email
+    write_week(bot)
+    result = run_sync(bot)
+    assert result.notes_commit is None
+    assert any("no user identity" in w and "config user.name" in w for w in result.warnings)
+    assert git(bot, "log", "--format=%an") == "Lin\n"  # nothing committed as the bot or anyone else
+    assert head(remote, "main") == head(bot)
+
+
+def test_only_the_vaults_markdown_is_committed(tmp_path: Path) -> None:
+    remote, device_a, _device_b = two_devices(tmp_path)
+    (device_a / ".gitignore").write_text(".vault-tools/\ndrafts/\n")
+    git(device_a, "commit", "-qam", "ignore drafts")
+    for folder in ("drafts", ".obsidian", ".trash"):
+        (device_a / folder).mkdir()
+        (device_a / folder / "x.md").write_text("- not for the remote\n")
+    (device_a / "memory" / "todo.txt").write_text("not Markdown\n")
+    (device_a / "memory" / "2026-11-30.md").write_text("- 08:00 新的一天\n", encoding="utf-8")
+    (device_a / "memory" / "merge.md").write_text("<<<<<<< HEAD\n- a\n=======\n- b\n>>>>>>> other\n")
+    outside = tmp_path / "outside.md"
+    outside.write_text("- somebody else's file\n")
+    (device_a / "memory" / "link.md").symlink_to(outside)
+    (device_a / "memory" / "2026-11-28.md").unlink()  # deleted by the person
+    person_edits_text = (device_a / "MEMORY.md").read_text().replace("code first", "code first, always")
+    (device_a / "MEMORY.md").write_text(person_edits_text)
+    result = run_sync(device_a)
+    assert result.notes_committed == ["MEMORY.md", "memory/2026-11-28.md", "memory/2026-11-30.md"]
+    assert any("merge.md: holds conflict markers" in w for w in result.warnings)
+    assert any("link.md: a symlink" in w for w in result.warnings)
+    tracked = git(remote, "ls-tree", "-r", "--name-only", "main").split()
+    assert sorted(tracked) == [".gitignore", "MEMORY.md", "memory/2026-11-30.md"]
+    status = git(device_a, "status", "--porcelain", "--untracked-files=all").splitlines()
+    assert sorted(status) == [
+        "?? .obsidian/x.md",
+        "?? .trash/x.md",
+        "?? memory/link.md",
+        "?? memory/merge.md",
+        "?? memory/todo.txt",
+    ]
+
+
+def test_notes_committed_here_are_re_applied_on_the_remotes_new_commits(tmp_path: Path) -> None:
+    remote, device_a, device_b = two_devices(tmp_path)
+    (device_b / "memory" / "2026-11-29.md").write_text("- 08:00 from device B\n")
+    run_sync(device_b)
+    person_edits_text = (device_a / "memory" / "2026-11-28.md").read_text(encoding="utf-8")
+    (device_a / "memory" / "2026-11-28.md").write_text(
+        person_edits_text + "- 11:00 还有一行\n", encoding="utf-8"
+    )
+    beat(device_a, push=False)  # the bot's commits and then the notes: all re-applied, no merge
+    result = run_sync(device_a)
+    assert result.notes_committed == ["memory/2026-11-28.md"] and not result.merged
+    assert git(device_a, "log", "--merges", "--format=%H") == ""
+    assert (device_a / "memory" / "2026-11-29.md").read_text() == "- 08:00 from device B\n"
+    assert "还有一行" in git(remote, "show", "main:memory/2026-11-28.md")
+    assert git(device_a, "log", "-1", "--format=%an", "--", "memory/2026-11-28.md") == "Lin\n"
+    assert head(remote, "main") == head(device_a)
+    assert_clean_repo(device_a)
+
+
+def test_the_same_line_changed_on_two_devices_stops_with_a_command_that_works(tmp_path: Path) -> None:
+    remote, device_a, device_b = two_devices(tmp_path)
+    for device, word in ((device_a, "laptop"), (device_b, "phone")):
+        file = device / "memory" / "2026-11-28.md"
+        file.write_text(
+            file.read_text(encoding="utf-8").replace("MySQL", f"MySQL ({word})"), encoding="utf-8"
+        )
+    run_sync(device_a)
+    before = (device_b / "memory" / "2026-11-28.md").read_bytes()
+    with pytest.raises(sync.SyncError) as stopped:
+        run_sync(device_b)
+    message = str(stopped.value)
+    assert "same lines of memory/2026-11-28.md; sync touched nothing" in message
+    assert (device_b / "memory" / "2026-11-28.md").read_bytes() == before
+    command = re.search(r"(git -C \S+ pull --no-rebase \S+ \S+),", message)
+    assert command is not None
+    pulled = subprocess.run(command[1].split(), capture_output=True, text=True, check=False)
+    assert (
+        pulled.returncode == 1 and "CONFLICT (content)" in pulled.stdout
+    )  # a merge, not "fatal: Need to specify"
+    file = device_b / "memory" / "2026-11-28.md"
+    resolved = re.sub(
+        r"<<<<<<< HEAD\n.*?>>>>>>> \S+\n",
+        "- 09:00 Decided on PostgreSQL (both).\n",
+        file.read_text(),
+        flags=re.S,
+    )
+    file.write_text(resolved, encoding="utf-8")
+    commit = re.search(r"(git -C \S+ commit -a --no-edit),", message)
+    assert commit is not None
+    subprocess.run(commit[1].split(), capture_output=True, check=True)
+    run_sync(device_b)
+    assert head(remote, "main") == head(device_b)
+    assert "(both)" in git(remote, "show", "main:memory/2026-11-28.md")
+    assert_clean_repo(device_b)

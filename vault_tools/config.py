@@ -76,6 +76,13 @@ class HeartbeatConfig:
 
 
 @dataclass(frozen=True)
+class SyncConfig:
+    """``[sync]``: what ``vault-tools sync`` (and the heartbeat's sync) does besides fetch and push."""
+
+    commit_notes: bool = True  # commit the person's changed notes first, as the person (sync.py)
+
+
+@dataclass(frozen=True)
 class RecallConfig:
     limit: int = 10
     max_tokens: int = 1500
@@ -116,6 +123,7 @@ class Config:
     heartbeat: HeartbeatConfig = field(default_factory=HeartbeatConfig)
     recall: RecallConfig = field(default_factory=RecallConfig)
     embeddings: EmbeddingsConfig = field(default_factory=EmbeddingsConfig)
+    sync: SyncConfig = field(default_factory=SyncConfig)
     warnings: tuple[str, ...] = ()
     cache_home: Path | None = (
         None  # $XDG_CACHE_HOME or ~/.cache: where state goes when the vault is read-only
@@ -266,6 +274,7 @@ def load_config(vault: Path, env: Mapping[str, str] | None = None) -> Config:
         heartbeat=section(HeartbeatConfig, data.get("heartbeat"), warnings, "heartbeat"),
         recall=section(RecallConfig, data.get("recall"), warnings, "recall"),
         embeddings=section(EmbeddingsConfig, data.get("embeddings"), warnings, "embeddings"),
+        sync=section(SyncConfig, data.get("sync"), warnings, "sync"),
     )
     return apply_env(config, env, warnings)
 

@@ -53,27 +53,32 @@ FILE_MODE = 0o100644
 GITIGNORE_LINE = ".vault-tools/\n"
 
 Restage = Callable[[str, bytes], "bytes | None"]
+Identity = tuple[str, str]  # (name, email) a commit is made as
 
 
-def bot_env() -> dict[str, str]:
-    """The environment of every git command: bot identity, no prompts, C locale messages."""
+def bot_env(identity: Identity | None = None) -> dict[str, str]:
+    """The environment of every git command: bot identity (or ``identity``, a person's (name,
+    email) for the commit sync makes of their notes), no prompts, C locale messages."""
+    name, email = identity or (BOT_NAME, BOT_EMAIL)
     env = dict(os.environ)
     env.update(
-        GIT_AUTHOR_NAME=BOT_NAME,
-        GIT_AUTHOR_EMAIL=BOT_EMAIL,
-        GIT_COMMITTER_NAME=BOT_NAME,
-        GIT_COMMITTER_EMAIL=BOT_EMAIL,
+        GIT_AUTHOR_NAME=name,
+        GIT_AUTHOR_EMAIL=email,
+        GIT_COMMITTER_NAME=name,
+        GIT_COMMITTER_EMAIL=email,
         GIT_TERMINAL_PROMPT="0",
         LC_ALL="C",
     )
     return env
 
 
-def run_git(cwd: Path, *args: str, stdin: bytes | None = None, check: bool = True) -> str:
+def run_git(
+    cwd: Path, *args: str, stdin: bytes | None = None, check: bool = True, identity: Identity | None = None
+) -> str:
     """Run one git command in ``cwd``; a failure becomes a :class:`GitError` quoting git."""
     try:
         result = subprocess.run(
-            ["git", *args], cwd=cwd, env=bot_env(), input=stdin, capture_output=True, check=False
+            ["git", *args], cwd=cwd, env=bot_env(identity), input=stdin, capture_output=True, check=False
         )
     except OSError as exc:
         raise GitError(f"git could not be run ({exc.strerror}); install git or put it on PATH") from None
@@ -149,12 +154,14 @@ class VaultRepo:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def run(self, *args: str, stdin: bytes | None = None, check: bool = True) -> str:
+    def run(
+        self, *args: str, stdin: bytes | None = None, check: bool = True, identity: Identity | None = None
+    ) -> str:
         """Run git in the repository; a lock another git command holds for a moment is waited for."""
         deadline = time.monotonic() + LOCK_RETRY_SECONDS
         while True:
             try:
-                return run_git(self.root, *args, stdin=stdin, check=check)
+                return run_git(self.root, *args, stdin=stdin, check=check, identity=identity)
             except GitError as exc:
                 if ".lock': File exists" not in str(exc) or time.monotonic() >= deadline:
                     raise
@@ -338,10 +345,15 @@ class VaultRepo:
         return sha
 
     def make_commit(
-        self, parent: str | None, contents: Mapping[str, tuple[str, int] | None], message: str
+        self,
+        parent: str | None,
+        contents: Mapping[str, tuple[str, int] | None],
+        message: str,
+        *,
+        identity: Identity | None = None,
     ) -> str:
-        """A commit by the bot on ``parent`` with repo-relative ``contents`` (path -> (blob, mode)
-        or None to delete) replaced; HEAD and the index are not touched."""
+        """A commit by the bot (or ``identity``) on ``parent`` with repo-relative ``contents``
+        (path -> (blob, mode) or None to delete) replaced; HEAD and the index are not touched."""
         changes = {tuple(p.split("/")): v for p, v in contents.items()}
         base = self.commit_tree(parent) if parent is not None else None
         tree = self.make_tree(base, changes) or self.make_tree(None, {})
@@ -349,20 +361,26 @@ class VaultRepo:
         args = ["commit-tree", "--no-gpg-sign", tree, "-F", "-"]
         if parent is not None:
             args[3:3] = ["-p", parent]
-        sha = self.run(*args, stdin=message.encode("utf-8")).strip()
+        sha = self.run(*args, stdin=message.encode("utf-8"), identity=identity).strip()
         self._commit_trees[sha] = tree
         return sha
 
     # -- committing ------------------------------------------------------------------------
 
     def commit(
-        self, contents: Mapping[str, bytes | None], message: str, *, restage: Restage | None = None
+        self,
+        contents: Mapping[str, bytes | None],
+        message: str,
+        *,
+        restage: Restage | None = None,
+        identity: Identity | None = None,
     ) -> str:
         """Commit ``contents`` (vault-relative path → bytes, None deletes) on top of HEAD; return the sha.
 
         Only those paths change, in the commit and in the index; the working tree is not touched.
         ``restage(path, staged_bytes)`` re-applies the change to a version a person has staged for
-        the same path (None leaves their staged version as it is).
+        the same path (None leaves their staged version as it is). The commit is the bot's unless
+        ``identity`` names a person.
         """
         parent_sha = self.head_sha()
         blobs: dict[str, tuple[str, int] | None] = {}
@@ -372,7 +390,9 @@ class VaultRepo:
                 continue
             head = self._head_file(path)
             blobs[path] = (self.hash_blob(data), head[1] if head is not None else FILE_MODE)
-        new = self.make_commit(parent_sha, {self.repo_path(p): v for p, v in blobs.items()}, message)
+        new = self.make_commit(
+            parent_sha, {self.repo_path(p): v for p, v in blobs.items()}, message, identity=identity
+        )
         self.update_index(blobs, restage)
         subject = message.splitlines()[0] if message else "vault-tools"
         self.run("update-ref", "-m", f"vault-tools: {subject}", "HEAD", new, parent_sha or "")

@@ -2,12 +2,17 @@
 
 Design
 ------
+First, unless ``[sync] commit_notes = false``, the person's own changed notes are committed in one
+commit of their own, as the person (:mod:`vault_tools.own_notes`): the notes travel with the
+bot's commits that cite them.
+
 People keep one vault on several devices (Obsidian's git plugin on a laptop and a phone) while the
 bot runs elsewhere. :func:`sync_repo` fetches the branch's upstream (``[heartbeat] remote``, default
 ``origin``) and brings the remote's commits in:
 
 * **fast-forward** when only the remote moved;
-* **replay** when the commits only this clone has are all the bot's: each is re-applied on top of
+* **replay** when the commits only this clone has are all the bot's (and the notes commits sync
+  made itself, re-applied by a three-way merge of each file): each is re-applied on top of
   the remote's version, the person's text always winning. A bot commit is a set of whole-line
   hunks (a promoted item inserted after its neighbour, a pruned item removed, a source added to an
   item); :func:`reapply` finds each hunk's place by content in the person's version. An item already
@@ -15,7 +20,9 @@ bot runs elsewhere. :func:`sync_repo` fetches the branch's upstream (``[heartbea
   a hunk whose lines the person edited drops the whole commit, with a message. Bot commits are
   never on the remote yet when they are replayed, so nothing published is rewritten;
 * **merge** (a merge commit, never a rebase) when this clone also has a person's own commits; when
-  those conflict with the remote's, sync stops, touches nothing and names the files.
+  those conflict with the remote's, sync stops, touches nothing, names the files and gives the
+  command that merges them by hand (``git pull --no-rebase REMOTE BRANCH``: current git refuses a
+  plain ``git pull`` of diverged branches).
 
 The working tree is then moved from the old commit to the new one file by file (atomic writes), and
 only when every file that changes is exactly as the old commit has it: a person's uncommitted edit
@@ -34,6 +41,8 @@ from __future__ import annotations
 import contextlib
 import json
 import re
+import subprocess
+import tempfile
 from dataclasses import asdict, dataclass, field
 from difflib import SequenceMatcher
 from pathlib import Path
@@ -70,13 +79,16 @@ class SyncReport:
     dropped: list[str] = field(default_factory=list)  # bot commits left out, and why
     merged: bool = False
     attempts: int = 0
+    notes_commit: str | None = None  # the commit of the person's own changed notes (own_notes.py)
+    notes_committed: list[str] = field(default_factory=list)  # vault-relative paths it holds
     warnings: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
     def summary(self) -> str:
-        parts = [f"{self.brought_in} commit(s) brought in from {self.remote}/{self.branch}"]
+        parts = [f"{len(self.notes_committed)} changed note(s) committed"] if self.notes_committed else []
+        parts.append(f"{self.brought_in} commit(s) brought in from {self.remote}/{self.branch}")
         parts.append(f"{self.pushed} pushed")
         if self.replayed:
             parts.append(f"{len(self.replayed)} bot commit(s) re-applied on the remote's version")
@@ -138,6 +150,8 @@ def sync_repo(repo: VaultRepo, config: Config, report: SyncReport) -> None:
             f"{remote} URL) or set [heartbeat] remote in .vault-tools/config.toml"
         )
     remote_branch, tracking = upstream(repo, remote, branch)
+    if config.sync.commit_notes:
+        commit_notes(repo, config, report)
     for attempt in range(1, max(1, settings.push_attempts) + 1):
         report.attempts = attempt
         fetch(repo, remote, url, remote_branch, tracking)
@@ -157,6 +171,15 @@ def sync_repo(repo: VaultRepo, config: Config, report: SyncReport) -> None:
         f"the remote '{remote}' moved again during each of {settings.push_attempts} pushes; "
         "your commits stay here; run vault-tools sync again"
     )
+
+
+def commit_notes(repo: VaultRepo, config: Config, report: SyncReport) -> None:
+    """The person's own changed notes, in one commit as the person (:mod:`vault_tools.own_notes`)."""
+    from vault_tools.own_notes import commit_own_notes
+
+    done = commit_own_notes(repo, config)
+    report.notes_commit, report.notes_committed = done.sha, done.paths if done.sha else []
+    report.warnings += done.warnings
 
 
 def current_branch(repo: VaultRepo) -> str:
@@ -234,37 +257,69 @@ def is_ancestor(repo: VaultRepo, older: str, newer: str) -> bool:
     return repo.run("rev-list", "--count", f"{newer}..{older}").strip() == "0"
 
 
-def local_commits(repo: VaultRepo, head: str, upstream_sha: str) -> list[tuple[str, str, int, str]]:
-    """(sha, author email, number of parents, subject) of the commits only this clone has, oldest first."""
-    out = repo.run("log", "--reverse", "--format=%H%x00%ae%x00%P%x00%s%x1e", f"{upstream_sha}..{head}")
+@dataclass(frozen=True)
+class LocalCommit:
+    """A commit only this clone has: who made it, and whether sync may re-apply it on the remote's."""
+
+    sha: str
+    email: str
+    parents: int
+    subject: str
+    by_sync: bool  # the person's notes, committed by sync (own_notes.TRAILER)
+
+    @property
+    def replayable(self) -> bool:
+        from vault_tools.gitops import BOT_EMAIL
+
+        return self.parents == 1 and (self.email == BOT_EMAIL or self.by_sync)
+
+
+def local_commits(repo: VaultRepo, head: str, upstream_sha: str) -> list[LocalCommit]:
+    """The commits only this clone has, oldest first."""
+    from vault_tools.own_notes import TRAILER
+
+    key, value = TRAILER.split(": ", 1)
+    trailer = f"%(trailers:key={key},valueonly,separator=%x20)"
+    out = repo.run(
+        "log", "--reverse", f"--format=%H%x00%ae%x00%P%x00{trailer}%x00%s%x1e", f"{upstream_sha}..{head}"
+    )
     found = []
     for record in out.split("\x1e"):
         if record.strip():
-            sha, email, parents, subject = record.strip("\n").split("\x00", 3)
-            found.append((sha, email, len(parents.split()), subject))
+            sha, email, parents, trailers, subject = record.strip("\n").split("\x00", 4)
+            found.append(LocalCommit(sha, email, len(parents.split()), subject, value in trailers))
     return found
 
 
-def combine(repo: VaultRepo, head: str, upstream_sha: str, report: SyncReport) -> str:
-    """The commit that holds both histories: the bot's commits replayed, or a merge."""
-    from vault_tools.gitops import BOT_EMAIL
+def conflict_message(repo: VaultRepo, report: SyncReport, whose: str, files: list[str]) -> str:
+    """Sync stopped on ``files``: say how the person merges by hand (current git needs --no-rebase)."""
+    listed = ", ".join(sorted(set(files))[:5])
+    root = repo.root
+    return (
+        f"{whose} here and on another device change the same lines of {listed}; sync touched nothing. "
+        f"Merge them yourself: git -C {root} pull --no-rebase {report.remote} {report.branch}, fix the "
+        f"files it names, git -C {root} commit -a --no-edit, then run vault-tools sync again"
+    )
 
+
+def combine(repo: VaultRepo, head: str, upstream_sha: str, report: SyncReport) -> str:
+    """The commit that holds both histories: the bot's commits and the notes sync committed
+    re-applied on the remote's, or a merge when the person made commits of their own here."""
     mine = local_commits(repo, head, upstream_sha)
-    if all(email == BOT_EMAIL and parents == 1 for _sha, email, parents, _subject in mine):
+    if all(commit.replayable for commit in mine):
         base = upstream_sha
-        for sha, _email, _parents, subject in mine:
-            base = replay(repo, sha, subject, base, report)
+        for commit in mine:
+            if commit.by_sync:
+                base = replay_notes(repo, commit, base, report)
+            else:
+                base = replay(repo, commit.sha, commit.subject, base, report)
         return base
     out = repo.run(
         "merge-tree", "--write-tree", "--name-only", "--no-messages", head, upstream_sha, check=False
     )
     tree, *conflicted = [line for line in out.splitlines() if line.strip()]
     if conflicted:
-        files = ", ".join(sorted(set(conflicted))[:5])
-        raise SyncError(
-            f"your own commits here and on another device change the same lines of {files}; sync touched "
-            "nothing. Merge them yourself (git pull) and run vault-tools sync again"
-        )
+        raise SyncError(conflict_message(repo, report, "your own commits", conflicted))
     message = f"Merge {report.remote}/{report.branch} into {report.branch} (vault-tools sync)\n"
     sha = repo.run(
         "commit-tree",
@@ -305,6 +360,67 @@ def replay(repo: VaultRepo, sha: str, subject: str, base: str, report: SyncRepor
         return base
     report.replayed.append(subject)
     return repo.make_commit(base, contents, message)
+
+
+class Conflict(Exception):
+    """Both sides changed the same lines of a file (or one deleted what the other changed)."""
+
+
+def replay_notes(repo: VaultRepo, commit: LocalCommit, base: str, report: SyncReport) -> str:
+    """Re-apply the notes commit sync made (and has not pushed) on ``base``, as the person, by a
+    three-way merge of each file (``git merge-file``); a conflict stops the sync, touching nothing."""
+    from vault_tools.gitops import FILE_MODE
+
+    name, email, message = repo.run("log", "-1", "--format=%an%x00%ae%x00%B", commit.sha).split("\0", 2)
+    parent = repo.run("rev-parse", f"{commit.sha}^").strip()
+    contents: dict[str, tuple[str, int] | None] = {}
+    conflicted: list[str] = []
+    for path, before, after in repo.changed_files(parent, commit.sha):
+        target = repo.read_at(base, path)
+        try:
+            merged = merge_file(repo, before, after, target)
+        except Conflict:
+            conflicted.append(path)
+            continue
+        if merged != target:
+            entry = repo.tree_entries(repo.commit_tree(commit.sha), path)
+            mode = int(entry[0], 8) if entry is not None else FILE_MODE
+            contents[path] = (repo.hash_blob(merged), mode) if merged is not None else None
+    if conflicted:
+        whose = f"your notes (commit {commit.sha[:10]})"
+        raise SyncError(conflict_message(repo, report, whose, conflicted))
+    if not contents:
+        return base
+    return repo.make_commit(base, contents, message.rstrip("\n") + "\n", identity=(name, email))
+
+
+def merge_file(
+    repo: VaultRepo, before: bytes | None, after: bytes | None, target: bytes | None
+) -> bytes | None:
+    """``before`` → ``after`` applied to ``target`` by a three-way merge; :class:`Conflict` when
+    both changed the same lines, or one side deleted or created what the other changed."""
+    from vault_tools.gitops import bot_env
+
+    if target in (before, after):
+        return after
+    if before is None or after is None or target is None:
+        raise Conflict
+    with tempfile.TemporaryDirectory(prefix="vault-tools-merge-") as folder:
+        files = []
+        for name, data in (("ours", target), ("base", before), ("theirs", after)):
+            file = Path(folder) / name
+            file.write_bytes(data)
+            files.append(str(file))
+        done = subprocess.run(
+            ["git", "merge-file", "-p", *files],
+            cwd=repo.root,
+            env=bot_env(),
+            capture_output=True,
+            check=False,
+        )
+    if done.returncode != 0:
+        raise Conflict
+    return done.stdout
 
 
 # ---------------------------------------------------------------------------------------------
