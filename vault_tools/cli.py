@@ -25,6 +25,8 @@ TYPE_CHECKING = False  # typing is not imported on the served path (see config.p
 if TYPE_CHECKING:
     from typing import Any, NoReturn
 
+    from vault_tools.when import Role
+
 Handler = Callable[[argparse.Namespace, "Output"], int]
 
 
@@ -81,11 +83,32 @@ def config_for(args: argparse.Namespace, out: Output) -> Config:
     return config
 
 
-def parse_date(value: str) -> dt.date:
-    try:
-        return dt.date.fromisoformat(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{value!r} is not a date; use YYYY-MM-DD") from None
+AS_OF_HELP = "treat this day as today: YYYY-MM-DD, yesterday, 3 days ago, 上周五; a period (last week, 三月): its last day"
+
+
+def when_type(role: Role) -> Callable[[str], str]:
+    """The argparse ``type`` of a WHEN option: a form no day can be read from is a usage error at
+    once (exit 2, before any vault is opened); the text is resolved later, against the vault's today."""
+
+    def check(value: str) -> str:
+        from vault_tools.when import parse_day
+
+        try:
+            parse_day(value, dt.date.today(), role, option="")
+        except UsageError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+        return value
+
+    return check
+
+
+def when(value: str | None, config: Config, role: Role, today: dt.date | None = None) -> dt.date | None:
+    """A WHEN argument as a day (:mod:`vault_tools.when`), relative to ``today`` (the vault's)."""
+    if value is None:
+        return None
+    from vault_tools.when import parse_day
+
+    return parse_day(value, today or config.today(), role)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -123,7 +146,7 @@ def cmd_note(args: argparse.Namespace, out: Output) -> int:
         tags=args.tag,
         visibility=visibility,
         remember=args.remember,
-        day=args.date,
+        day=when(args.date, config, "date"),
     )
     out.result(report, f"{report.absolute_path}:{report.line}: {report.text}")
     return 0
@@ -205,11 +228,13 @@ def cmd_recall(args: argparse.Namespace, out: Output) -> int:
         "mode": args.mode,
     }
     color = sys.stdout.isatty()
-    if served(config, out, "recall", {**params, "as_of": as_of(args, config), "render": {"color": color}}):
+    today = when(args.as_of, config, "as_of")
+    served_as_of = (today or config.today()).isoformat()
+    if served(config, out, "recall", {**params, "as_of": served_as_of, "render": {"color": color}}):
         return 0
     from vault_tools.recall import recall
 
-    result = recall(config, **params, as_of=args.as_of)
+    result = recall(config, **params, as_of=today)
     out.result_warnings(result.warnings)
     out.result(result, lambda: result.render(color=color, explain=args.explain))
     start_service(config)
@@ -221,20 +246,16 @@ def cmd_context(args: argparse.Namespace, out: Output) -> int:
     config = config_for(args, out)
     chat = args.chat if args.chat is not None else config.recall.chat
     params: dict[str, Any] = {"chat": chat, "max_tokens": args.max_tokens}
-    if served(config, out, "context", {**params, "as_of": as_of(args, config)}):
+    today = when(args.as_of, config, "as_of")
+    if served(config, out, "context", {**params, "as_of": (today or config.today()).isoformat()}):
         return 0
     from vault_tools.context import build_context
 
-    result = build_context(config, **params, as_of=args.as_of)
+    result = build_context(config, **params, as_of=today)
     out.result_warnings(result.warnings)
     out.result(result, result.render)
     start_service(config)
     return 0
-
-
-def as_of(args: argparse.Namespace, config: Config) -> str:
-    """ "Today" as the client sees it (its clock, the vault's timezone), for a served request."""
-    return (args.as_of or config.today()).isoformat()
 
 
 def served(config: Config, out: Output, op: str, params: dict[str, Any]) -> bool:
@@ -334,7 +355,9 @@ def cmd_export(args: argparse.Namespace, out: Output) -> int:
 
     if out.as_json and args.jsonl:
         raise UsageError("choose one of --json (one document) and --jsonl (one entry per line)")
-    result = export_entries(config_for(args, out), since=args.since, until=args.until, chat=args.chat)
+    config = config_for(args, out)
+    since, until = when(args.since, config, "since"), when(args.until, config, "until")
+    result = export_entries(config, since=since, until=until, chat=args.chat)
     for warning in result.warnings:
         out.warn(warning)
     if args.output:
@@ -364,16 +387,17 @@ def cmd_heartbeat(args: argparse.Namespace, out: Output) -> int:
     from vault_tools.feedback import Feedback
     from vault_tools.heartbeat import Options, run_heartbeat
 
+    config = config_for(args, out)
     options = Options(
         days=args.days,
         threshold=args.threshold,
-        as_of=args.as_of,
+        as_of=when(args.as_of, config, "as_of"),
         dry_run=args.dry_run,
         use_llm=not args.no_llm,
         if_due=args.if_due,
     )
     options.feedback = Feedback.for_command(as_json=out.as_json, quiet=getattr(args, "quiet", False))
-    report = run_heartbeat(config_for(args, out), options)
+    report = run_heartbeat(config, options)
     out.result(report, report.render)
     return 0
 
@@ -382,8 +406,10 @@ def cmd_summarize(args: argparse.Namespace, out: Output) -> int:
     from vault_tools.summaries import Options, Period, summarize
 
     period = Period.parse(args.week or args.month) if (args.week or args.month) else None
-    options = Options(period=period, as_of=args.as_of, use_llm=not args.no_llm, dry_run=args.dry_run)
-    report = summarize(config_for(args, out), options)
+    config = config_for(args, out)
+    as_of = when(args.as_of, config, "as_of")
+    options = Options(period=period, as_of=as_of, use_llm=not args.no_llm, dry_run=args.dry_run)
+    report = summarize(config, options)
     out.result(report, report.render)
     return 0
 
@@ -392,7 +418,7 @@ def cmd_upcoming(args: argparse.Namespace, out: Output) -> int:
     from vault_tools.upcoming import find_upcoming
 
     config = config_for(args, out)
-    result = find_upcoming(config, days=args.days, as_of=args.as_of, chat=args.chat)
+    result = find_upcoming(config, days=args.days, as_of=when(args.as_of, config, "as_of"), chat=args.chat)
     out.result_warnings(result.warnings)
     out.result(result, result.render)
     return 0
@@ -494,16 +520,28 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     note.add_argument(
         "--remember", action="store_true", help="mark #remember: may be promoted even if sensitive"
     )
-    note.add_argument("--date", type=parse_date, help="the day's note to append to (YYYY-MM-DD)")
+    note.add_argument(
+        "--date",
+        type=when_type("date"),
+        metavar="WHEN",
+        help="the day's note to append to: YYYY-MM-DD, yesterday, 3 days ago, 昨天 (one day, not a period)",
+    )
 
     add("status", "show the vault, its counts, index, watcher, heartbeat and git state", cmd_status)
     recall = add("recall", "find the entries that answer a question about the past", cmd_recall)
     recall.add_argument("query", nargs="*", help="the question or keywords; may hold #tags and time words")
     recall.add_argument("--limit", type=int, metavar="N", help="at most N results (default: config, 10)")
+    # recall reads its own --since/--until (against its --as-of, the same served or in-process)
     recall.add_argument(
-        "--since", metavar="WHEN", help="from this date: 2026-03-01, 7d, 2w, yesterday, last week"
+        "--since",
+        metavar="WHEN",
+        help="from this date: 2026-03-01, 7d, yesterday, last week, 上周 (a period: its first day)",
     )
-    recall.add_argument("--until", metavar="WHEN", help="up to this date (same forms as --since)")
+    recall.add_argument(
+        "--until",
+        metavar="WHEN",
+        help="up to this date (same forms; a period: its last day)",
+    )
     recall.add_argument("--tag", action="append", default=[], metavar="T", help="only #T and tags under it")
     recall.add_argument("--max-tokens", type=int, metavar="N", help="fit the results into N tokens")
     recall.add_argument("--explain", action="store_true", help="show each score's parts")
@@ -527,9 +565,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
             metavar="CHAT",
             help="direct, group or unknown (default: $VAULT_TOOLS_CHAT, else direct)",
         )
-        command.add_argument(
-            "--as-of", type=parse_date, metavar="DATE", help="treat DATE (YYYY-MM-DD) as today"
-        )
+        command.add_argument("--as-of", type=when_type("as_of"), metavar="WHEN", help=AS_OF_HELP)
     index = add("index", "bring the search index up to date with the notes (only what changed)", cmd_index)
     index.add_argument("--rebuild", action="store_true", help="start from nothing")
     doctor = add("doctor", "compare the notes on disk with the index; --fix repairs", cmd_doctor)
@@ -561,8 +597,18 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     )
     export = add("export", "write every entry as JSON lines (or one JSON document with --json)", cmd_export)
     export.add_argument("--jsonl", action="store_true", help="one JSON object per line (the default)")
-    export.add_argument("--since", type=parse_date, metavar="DATE", help="only entries dated DATE or later")
-    export.add_argument("--until", type=parse_date, metavar="DATE", help="only entries dated DATE or earlier")
+    export.add_argument(
+        "--since",
+        type=when_type("since"),
+        metavar="WHEN",
+        help="only entries on or after: 2026-03-01, 7d, last week, 上周 (a period: its first day)",
+    )
+    export.add_argument(
+        "--until",
+        type=when_type("until"),
+        metavar="WHEN",
+        help="only entries on or before (same forms; a period: its last day)",
+    )
     export.add_argument(
         "--chat", metavar="CHAT", help="only what this chat may see (default: everything, #private included)"
     )
@@ -581,7 +627,12 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     )
     beat.add_argument("--days", type=int, metavar="N", help="look at the last N days (default 7)")
     beat.add_argument("--threshold", type=float, metavar="X", help="promote at or above this score (0.7)")
-    beat.add_argument("--as-of", type=parse_date, metavar="DATE", help="the last day of the window (today)")
+    beat.add_argument(
+        "--as-of",
+        type=when_type("as_of"),
+        metavar="WHEN",
+        help="the last day of the window (today): " + AS_OF_HELP.split(": ", 1)[1],
+    )
     beat.add_argument("--dry-run", action="store_true", help="print the diff it would make; change nothing")
     beat.add_argument("--no-llm", action="store_true", help="use the offline rules even if a model is set up")
     beat.add_argument(
@@ -595,7 +646,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         "--week", metavar="YYYY-Www", help="the week to summarize, e.g. 2026-W10 (default: last week)"
     )
     which.add_argument("--month", metavar="YYYY-MM", help="the month to summarize, e.g. 2026-03")
-    summary.add_argument("--as-of", type=parse_date, metavar="DATE", help="treat DATE (YYYY-MM-DD) as today")
+    summary.add_argument("--as-of", type=when_type("as_of"), metavar="WHEN", help=AS_OF_HELP)
     summary.add_argument(
         "--no-llm", action="store_true", help="use the offline rules even if a model is set up"
     )
@@ -608,7 +659,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         cmd_upcoming,
     )
     upcoming.add_argument("--days", type=int, default=14, metavar="N", help="look N days ahead (default 14)")
-    upcoming.add_argument("--as-of", type=parse_date, metavar="DATE", help="treat DATE (YYYY-MM-DD) as today")
+    upcoming.add_argument("--as-of", type=when_type("as_of"), metavar="WHEN", help=AS_OF_HELP)
     upcoming.add_argument(
         "--chat", metavar="CHAT", help="direct, group or unknown (default: $VAULT_TOOLS_CHAT, else direct)"
     )
