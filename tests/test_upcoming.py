@@ -12,6 +12,7 @@ from helpers import write
 from vault_tools import cli, notes
 from vault_tools.config import load_config
 from vault_tools.context import build_context
+from vault_tools.errors import UsageError
 from vault_tools.timewords import dates_named
 from vault_tools.upcoming import CACHE_VERSION, dates_of, find_upcoming, next_date
 
@@ -255,3 +256,124 @@ def test_a_cache_of_older_rules_is_read_again(tmp_path: Path) -> None:
         json.dumps({"version": 1, "files": files}), encoding="utf-8"
     )
     assert find_upcoming(load_config(vault), days=14, as_of=D(2026, 11, 27)).items == []
+
+
+# --- yearly dates in MEMORY.md; #private items for their owner -----------------------------------
+
+YEARLY_MEMORY = """---
+title: Long-term memory
+---
+# Long-term memory
+
+## Facts
+
+- 2026-05-11: Mom's birthday is March 14 [importance:: 0.9] ^m-a00001
+- 2026-05-11: 妈妈生日是3月14日 ^m-a00002
+- 2026-05-11: Lin was born on 29 February 1996 ^m-a00003
+- 2026-05-11: Wedding anniversary with Sam: 14 June ^m-a00004
+- 2026-05-11: 结婚纪念日是六月二十日 ^m-a00005
+- 2026-05-11: Mom's birthday party is on March 14, 2027 at Luigi's ^m-a00006
+- 2026-05-11: The Hamburg demo is on Nov 26 ^m-a00007
+
+## 生日
+
+- 爸爸：10月2日 ^m-a00008
+"""
+
+
+@pytest.fixture
+def yearly_vault(tmp_path: Path) -> Path:
+    vault = tmp_path / "vault"
+    write(vault / "MEMORY.md", YEARLY_MEMORY)
+    write(vault / "memory/2026-05-11.md", "- 09:00 Ana's birthday is on May 20\n")  # a note: not yearly
+    return vault
+
+
+def upcoming_dates(vault: Path, as_of: D, days: int = 365, **options: object) -> list[tuple[str, str]]:
+    result = find_upcoming(load_config(vault), days=days, as_of=as_of, **options)  # type: ignore[arg-type]
+    return [(item.date, item.text) for item in result.items]
+
+
+def test_birthdays_and_anniversaries_in_memory_come_back_every_year(yearly_vault: Path) -> None:
+    got = upcoming_dates(yearly_vault, D(2027, 1, 10))
+    assert got == [
+        ("2027-02-28", "Lin was born on 29 February 1996"),  # not a leap year: February 28
+        ("2027-03-14", "Mom's birthday is March 14"),
+        ("2027-03-14", "妈妈生日是3月14日"),
+        ("2027-03-14", "Mom's birthday party is on March 14, 2027 at Luigi's"),  # a one-off, this year
+        ("2027-06-14", "Wedding anniversary with Sam: 14 June"),
+        ("2027-06-20", "结婚纪念日是六月二十日"),
+        ("2027-10-02", "爸爸：10月2日"),  # under a 生日 heading
+    ]  # not the Hamburg demo, nor a birthday told in a daily note
+    leap = upcoming_dates(yearly_vault, D(2028, 2, 1), days=30)
+    assert leap == [("2028-02-29", "Lin was born on 29 February 1996")]
+    next_year = upcoming_dates(yearly_vault, D(2028, 3, 14), days=0)  # on the day itself
+    assert [text for _day, text in next_year] == ["Mom's birthday is March 14", "妈妈生日是3月14日"]
+    result = find_upcoming(load_config(yearly_vault), days=7, as_of=D(2027, 3, 10))
+    assert [(i.phrase, i.days_ahead) for i in result.items] == [
+        ("March 14, every year", 4),
+        ("3月14日, every year", 4),
+        ("March 14, 2027", 4),
+    ]
+
+
+def test_next_date_and_context_see_the_next_birthday(yearly_vault: Path) -> None:
+    entries = {e.block_id: e for e in notes.read_note(yearly_vault / "MEMORY.md", yearly_vault).entries}
+    assert next_date(entries["m-a00001"], D(2026, 12, 1)) == D(2027, 3, 14)
+    assert next_date(entries["m-a00001"], D(2026, 12, 1), yearly=False) is None
+    assert next_date(entries["m-a00006"], D(2027, 3, 15)) is None  # the party was a one-off
+    direct = build_context(load_config(yearly_vault), chat="direct", as_of=D(2027, 3, 10)).render()
+    coming = direct.split("## Coming up\n", 1)[1]
+    assert "2027-03-14 Sun, in 4 days: Mom's birthday is March 14" in coming
+    assert "妈妈生日是3月14日" in coming
+    group = build_context(load_config(yearly_vault), chat="group", as_of=D(2027, 3, 10)).render()
+    assert "birthday" not in group and "生日" not in group
+
+
+def test_the_heartbeat_never_prunes_a_birthday_for_age_but_does_when_superseded(tmp_path: Path) -> None:
+    import dataclasses
+
+    from vault_tools import heartbeat
+
+    vault = tmp_path / "vault"
+    write(
+        vault / "MEMORY.md",
+        "---\ntitle: m\n---\n# Long-term memory\n\n## Facts\n\n"
+        "- 2026-01-02: Mom's birthday is March 14 #temporary [expires:: 2026-02-01] ^m-b00001\n"
+        "- 2026-01-02: 妈妈生日是3月14日 #temporary [expires:: 2026-02-01] ^m-b00002\n"
+        "- 2026-01-02: Dentist on March 14 [expires:: 2026-03-15] ^m-b00003\n"
+        "- 2026-01-02: Dad's birthday is June 2 ^m-b00004\n"
+        "- 2026-01-03: Dad's birthday is June 3, not June 2 [supersedes:: m-b00004] ^m-b00005\n",
+    )
+    write(vault / "memory/2026-12-01.md", "- 09:00 nothing much\n")
+    loaded = load_config(vault)
+    config = dataclasses.replace(
+        loaded, heartbeat=dataclasses.replace(loaded.heartbeat, quiet_seconds=0.0, prune_max_share=1.0)
+    )
+    report = heartbeat.run_heartbeat(config, heartbeat.Options(as_of=D(2026, 12, 1), use_llm=False))
+    assert sorted(p.block_id for p in report.pruned) == ["m-b00003", "m-b00004"]
+    text = (vault / "MEMORY.md").read_text(encoding="utf-8")
+    assert "^m-b00001" in text and "^m-b00002" in text and "^m-b00005" in text
+
+
+def test_include_private_shows_the_owner_their_private_items_in_a_direct_chat_only(
+    dated_vault: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = load_config(dated_vault)
+    plain = find_upcoming(config, days=14, as_of=D(2026, 12, 29))
+    owner = find_upcoming(config, days=14, as_of=D(2026, 12, 29), include_private=True)
+    added = [i for i in owner.items if i not in plain.items]
+    assert [(i.date, i.text) for i in added] == [("2027-01-06", "体检结果下周三出来 #private")]
+    cache = dated_vault / ".vault-tools" / "upcoming.json"
+    assert "体检" not in cache.read_text(encoding="utf-8")  # never cached, even when shown
+    with pytest.raises(UsageError, match="never shown in a group chat"):
+        find_upcoming(config, days=14, as_of=D(2026, 12, 29), chat="group", include_private=True)
+    argv = ["--vault", str(dated_vault), "--json", "upcoming", "--as-of", "2026-12-29"]
+    assert cli.main([*argv, "--include-private"]) == 0
+    assert "体检" in capsys.readouterr().out
+    assert cli.main(argv) == 0
+    assert "体检" not in capsys.readouterr().out
+    assert cli.main([*argv, "--include-private", "--chat", "group"]) == 2
+    assert "never shown in a group chat" in json.loads(capsys.readouterr().out)["error"]
+    context = build_context(config, chat="direct", as_of=D(2026, 12, 29)).render()
+    assert "体检" not in context  # what an agent loads never holds a #private item

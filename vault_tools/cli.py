@@ -418,7 +418,10 @@ def cmd_upcoming(args: argparse.Namespace, out: Output) -> int:
     from vault_tools.upcoming import find_upcoming
 
     config = config_for(args, out)
-    result = find_upcoming(config, days=args.days, as_of=when(args.as_of, config, "as_of"), chat=args.chat)
+    as_of = when(args.as_of, config, "as_of")
+    result = find_upcoming(
+        config, days=args.days, as_of=as_of, chat=args.chat, include_private=args.include_private
+    )
     out.result_warnings(result.warnings)
     out.result(result, result.render)
     return 0
@@ -662,6 +665,11 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     upcoming.add_argument("--as-of", type=when_type("as_of"), metavar="WHEN", help=AS_OF_HELP)
     upcoming.add_argument(
         "--chat", metavar="CHAT", help="direct, group or unknown (default: $VAULT_TOOLS_CHAT, else direct)"
+    )
+    upcoming.add_argument(
+        "--include-private",
+        action="store_true",
+        help="also show #private items (direct chat, for a person at this machine; never for an agent)",
     )
     add("sync", "fetch the remote's commits, bring them in (your text wins), push; never forces", cmd_sync)
     undo = add("undo", "revert one heartbeat commit with a new commit", cmd_undo)

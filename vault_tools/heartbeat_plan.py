@@ -714,7 +714,10 @@ def plan_prunes(ctx: Context, state: State, sim: Simulation, plan: Plan, report:
 
 def prune_reason(ctx: Context, entry: notes.Entry, superseders: dict[str, str]) -> tuple[str, str] | None:
     reason = stale_reason(ctx, entry, superseders)
-    if reason is not None and next_date(entry, ctx.as_of) is not None:
+    # A birthday comes back every year: it is never stale for its age or expiry, but a corrected
+    # one ("Mom's birthday is March 15, not 14") is superseded like any other item.
+    yearly = reason is not None and reason[0] != "superseded"
+    if reason is not None and next_date(entry, ctx.as_of, yearly=yearly) is not None:
         return None  # it names a day still ahead ("dentist on 2026-03-14"): never pruned before it
     return reason
 

@@ -17,9 +17,20 @@ unless a future word, a deadline or a goal keeps it ahead ("周五要开会了",
 A done task (``- [x]``), dates inside links and other fields (``[[2026-03-10]]``,
 ``[source:: …]``, ``[expires:: …]``), and ranges ("next week", "下个月") are not reminders.
 
+Yearly dates. A MEMORY.md item that says it comes back every year — a birthday ("Mom's birthday is
+March 14", "妈妈生日是3月14日", "born on 29 February 1996"), an anniversary, "every year", "每年",
+"纪念日", "周年", or any item under a heading such as "Birthdays" or "生日" — names its calendar days
+(``March 14``, ``14 March``, ``3月14日``, an ISO date) as a month and a day: its next occurrence on or
+after ``as_of`` is what is upcoming, year after year (:func:`yearly_dates`), and the heartbeat never
+prunes such an item for its age or expiry. A birthday on February 29 falls on February 28 in other
+years. The words of a one-off event ("birthday party", "生日聚会", "birthday gift") do not make an
+item yearly, and a daily note's dates never recur: a note is about its own days.
+
 Daily notes dated from :data:`LOOKBACK_DAYS` days before ``as_of`` through ``as_of`` are read,
 and MEMORY.md whole. Every item passes :func:`vault_tools.privacy.entry_visible` for the chat: a group
-chat sees only shared ones, and ``#private`` ones are never listed.
+chat sees only shared ones, and ``#private`` ones are listed only for the owner in a direct chat who
+asks (``include_private``, ``upcoming --include-private``); they are never cached, and never in
+``context`` (what an agent loads goes on to its model).
 """
 
 from __future__ import annotations
@@ -39,7 +50,16 @@ from vault_tools.errors import UsageError
 if TYPE_CHECKING:
     from vault_tools.config import Config
 
-__all__ = ["LOOKBACK_DAYS", "UpcomingItem", "UpcomingResult", "dates_of", "find_upcoming", "next_date"]
+__all__ = [
+    "LOOKBACK_DAYS",
+    "UpcomingItem",
+    "UpcomingResult",
+    "dates_of",
+    "find_upcoming",
+    "next_date",
+    "next_occurrence",
+    "yearly_dates",
+]
 
 LOOKBACK_DAYS = 92
 DATE_FIELDS = ("due", "date", "deadline", "scheduled", "when", "start")
@@ -47,6 +67,19 @@ TASKS_EMOJI = re.compile(r"[📅⏳🛫]\ufe0f?\s*(\d{4}-\d{2}-\d{2})")
 DONE_TASK = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])\s+\[[xX]\]")
 LINK_OR_CODE = re.compile(r"\[\[[^\]]*\]\]|`[^`]*`|https?://\S+")
 WEEKDAY_NAMES = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
+# What makes a MEMORY.md item's dates come back every year (see the module docstring).
+ONE_OFF = r"(?!\s*(?:part(?:y|ies)|dinner|gift|present|cake|card|trip|plans?)\b)"
+YEARLY = re.compile(
+    rf"\b(?:birthday|bday|b-day|anniversary|every\s+year|each\s+year|annually|yearly|born){ONE_OFF}"
+    r"|生日(?!派对|聚会|宴|礼物|蛋糕|会|趴)|纪念日|周年|每年|出生|忌日",
+    re.IGNORECASE,
+)
+YEARLY_HEADING = re.compile(r"birthdays?|anniversar|生日|纪念日", re.IGNORECASE)
+# A phrase that names a calendar day (not "tomorrow", "next Friday" or "in 3 days").
+CN_NUMBER = "(?:[0-9]{1,2}|[一二三四五六七八九十]{1,3})"
+CALENDAR_DAY = re.compile(rf"[0-9]{{4}}-[0-9]{{1,2}}-[0-9]{{1,2}}|{CN_NUMBER}\s*月\s*{CN_NUMBER}\s*[日号]")
+MONTH_NAME = re.compile(r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b", re.IGNORECASE)
+LEAP_YEAR = dt.date(2024, 7, 1)  # read a yearly date against a leap year, so "Feb 29" is a day
 
 
 @dataclass(frozen=True)
@@ -116,12 +149,11 @@ def dates_of(entry: notes.Entry) -> list[tuple[dt.date, str]]:
             found.append((dt.date.fromisoformat(match[1]), match[0]))
         except ValueError:
             continue
-    text = LINK_OR_CODE.sub(" ", TASKS_EMOJI.sub(" ", entry.text))
-    lines = text.split("\n")
-    if lines and entry.raw.lstrip().startswith(("- [ ]", "* [ ]", "+ [ ]")):
-        lines[0] = "- [ ] " + lines[0]  # the open-task rule of timewords reads the marker
-    for line in lines:
-        found += [(m.day, m.phrase) for m in dates_named(line, entry.date)]
+    yearly = is_yearly(entry)
+    for line in _lines(entry):
+        found += [
+            (m.day, m.phrase) for m in dates_named(line, entry.date) if not (yearly and is_calendar(m.phrase))
+        ]
     seen: set[dt.date] = set()
     unique = []
     for day, phrase in found:
@@ -131,9 +163,60 @@ def dates_of(entry: notes.Entry) -> list[tuple[dt.date, str]]:
     return unique
 
 
-def next_date(entry: notes.Entry, as_of: dt.date) -> dt.date | None:
-    """The soonest day on or after ``as_of`` that ``entry`` names, or None (nothing ahead)."""
+def _lines(entry: notes.Entry) -> list[str]:
+    """The lines of ``entry`` that dates are read from (links, code and Tasks dates left out)."""
+    lines = LINK_OR_CODE.sub(" ", TASKS_EMOJI.sub(" ", entry.text)).split("\n")
+    if lines and entry.raw.lstrip().startswith(("- [ ]", "* [ ]", "+ [ ]")):
+        lines[0] = "- [ ] " + lines[0]  # the open-task rule of timewords reads the marker
+    return lines
+
+
+def is_calendar(phrase: str) -> bool:
+    """Whether ``phrase`` names a day of the calendar (``March 14``, ``3月14日``, ``2026-03-14``)."""
+    if CALENDAR_DAY.search(phrase):
+        return True
+    return any(ch.isdigit() for ch in phrase) and MONTH_NAME.search(phrase) is not None
+
+
+def is_yearly(entry: notes.Entry) -> bool:
+    """Whether ``entry`` is a MEMORY.md item whose dates come back every year (a birthday, …)."""
+    if entry.kind != "memory" or DONE_TASK.match(entry.raw.split("\n", 1)[0]):
+        return False
+    return YEARLY.search(entry.text) is not None or YEARLY_HEADING.search(entry.section or "") is not None
+
+
+def yearly_dates(entry: notes.Entry) -> list[tuple[int, int, str]]:
+    """(month, day, phrase) of each calendar day a yearly item names (see the module docstring)."""
+    from vault_tools.timewords import dates_named
+
+    if not is_yearly(entry):
+        return []
+    found: dict[tuple[int, int], str] = {}
+    for line in _lines(entry):
+        for mention in dates_named(line, LEAP_YEAR):
+            if is_calendar(mention.phrase):
+                found.setdefault((mention.day.month, mention.day.day), mention.phrase)
+    return [(month, day, phrase) for (month, day), phrase in found.items()]
+
+
+def next_occurrence(month: int, day: int, as_of: dt.date) -> dt.date:
+    """The first ``month``/``day`` on or after ``as_of``; February 29 is February 28 in other years."""
+    for year in (as_of.year, as_of.year + 1):
+        try:
+            found = dt.date(year, month, day)
+        except ValueError:  # February 29 outside a leap year
+            found = dt.date(year, month, day - 1)
+        if found >= as_of:
+            return found
+    raise AssertionError("unreachable: next year's occurrence is always ahead")  # pragma: no cover
+
+
+def next_date(entry: notes.Entry, as_of: dt.date, *, yearly: bool = True) -> dt.date | None:
+    """The soonest day on or after ``as_of`` that ``entry`` names, or None (nothing ahead);
+    a yearly item's next occurrence too, unless ``yearly`` is false."""
     ahead = [day for day, _phrase in dates_of(entry) if day >= as_of]
+    if yearly:
+        ahead += [next_occurrence(month, day, as_of) for month, day, _phrase in yearly_dates(entry)]
     return min(ahead) if ahead else None
 
 
@@ -163,9 +246,10 @@ def _paths(vault: Path, as_of: dt.date, warnings: list[notes.Warning_]) -> list[
 # The dated entries of each file, kept in .vault-tools/upcoming.json by the file's size and mtime, so
 # that context (every session start) reads only the notes that changed. Disposable: rebuilt when lost.
 CACHE_FILE = "upcoming.json"
-# Bumped whenever the rules of what names a day change (2: a weekday told as done is the past), so a
-# cache written by the old rules is read again rather than trusted until its note changes.
-CACHE_VERSION = 2
+# Bumped whenever the rules of what names a day change (2: a weekday told as done is the past; 3:
+# yearly dates), so a cache written by the old rules is read again rather than trusted until its
+# note changes.
+CACHE_VERSION = 3
 
 
 def _load_cache(config: Config) -> dict[str, Any]:
@@ -185,14 +269,16 @@ def _save_cache(config: Config, files: dict[str, Any]) -> None:
         notes.atomic_write(config.make_state_dir() / CACHE_FILE, payload.encode("utf-8"))
 
 
-def _dated_entries(note: notes.Note) -> list[dict[str, Any]]:
-    """Each entry of ``note`` that names a day, as the cache keeps it (never a private one)."""
+def _dated_entries(note: notes.Note, *, private: bool = False) -> list[dict[str, Any]]:
+    """Each entry of ``note`` that names a day, as the cache keeps it (a private one only when
+    ``private``: those are never cached)."""
     found = []
     for entry in note.entries:
-        if entry.visibility == "private":
+        if entry.visibility == "private" and not private:
             continue
         mentions = dates_of(entry)
-        if mentions:
+        yearly = yearly_dates(entry)
+        if mentions or yearly:
             found.append(
                 {
                     "line": entry.start_line,
@@ -201,40 +287,64 @@ def _dated_entries(note: notes.Note) -> list[dict[str, Any]]:
                     "visibility": entry.visibility,
                     "written": entry.date.isoformat() if entry.date else None,
                     "dates": [[day.isoformat(), phrase] for day, phrase in mentions],
+                    "yearly": [[month, day, phrase] for month, day, phrase in yearly],
                 }
             )
     return found
 
 
 def _file_entries(
-    config: Config, path: Path, cache: dict[str, Any], warnings: list[str]
+    config: Config, path: Path, cache: dict[str, Any], warnings: list[str], *, private: bool = False
 ) -> tuple[str, list[dict[str, Any]]] | None:
+    """The dated entries of ``path``, from the cache while the file is unchanged; with ``private``
+    read afresh, private ones included, and not cached."""
     rel = notes.relative_posix(path, config.vault)
     try:
         stat = path.stat()
         key = [stat.st_size, stat.st_mtime_ns]
         kept = cache.get(rel)
-        if isinstance(kept, dict) and kept.get("key") == key:
+        if isinstance(kept, dict) and kept.get("key") == key and not private:
             return rel, list(kept.get("entries", []))
         note = notes.read_note(path, config.vault)
     except OSError as exc:
         warnings.append(f"{path}: could not be read ({exc.strerror}); left out")
         return None
     warnings += [str(w) for w in note.warnings]
+    if private:
+        return rel, _dated_entries(note, private=True)
     entries = _dated_entries(note)
     cache[rel] = {"key": key, "entries": entries}
     return rel, entries
 
 
+def _days_of(entry: dict[str, Any], today: dt.date) -> list[tuple[dt.date, str]]:
+    """(day, phrase) of a cached entry: its dates, and the next occurrence of its yearly ones."""
+    days = [(dt.date.fromisoformat(iso), phrase) for iso, phrase in entry["dates"]]
+    for month, day, phrase in entry.get("yearly", []):
+        days.append((next_occurrence(month, day, today), f"{phrase}, every year"))
+    return days
+
+
 def find_upcoming(
-    config: Config, *, days: int = 14, as_of: dt.date | None = None, chat: str | None = None
+    config: Config,
+    *,
+    days: int = 14,
+    as_of: dt.date | None = None,
+    chat: str | None = None,
+    include_private: bool = False,
 ) -> UpcomingResult:
-    """The items dated from ``as_of`` (today) through ``days`` days after it, soonest first."""
+    """The items dated from ``as_of`` (today) through ``days`` days after it, soonest first.
+
+    ``include_private``: ``#private`` items too, for their owner at this machine in a direct chat
+    (a UsageError in any other chat).
+    """
     from vault_tools.privacy import parse_chat, visible_in
 
     if days < 0:
         raise UsageError(f"--days must be 0 or more, got {days}")
     chat_ = parse_chat(chat if chat is not None else config.recall.chat)
+    if include_private and chat_ != "direct":
+        raise UsageError(f"#private items are never shown in a {chat_} chat; drop --include-private")
     today = as_of or config.today()
     horizon = today + dt.timedelta(days=days)
     result = UpcomingResult(today.isoformat(), days, chat_)
@@ -244,20 +354,20 @@ def find_upcoming(
     fresh: dict[str, Any] = {}
     found: list[tuple[dt.date, str, int, UpcomingItem]] = []
     for path in _paths(config.vault, today, file_warnings):
-        read = _file_entries(config, path, cache, result.warnings)
+        read = _file_entries(config, path, cache, result.warnings, private=include_private)
         if read is None:
             continue
         rel, entries = read
-        fresh[rel] = cache[rel]
+        if rel in cache:
+            fresh[rel] = cache[rel]
         for entry in entries:
-            if not visible_in(entry["kind"], entry["visibility"], chat_):
+            if not visible_in(entry["kind"], entry["visibility"], chat_, include_private=include_private):
                 continue
             written = dt.date.fromisoformat(entry["written"]) if entry["written"] else None
-            for iso, phrase in entry["dates"]:
-                day = dt.date.fromisoformat(iso)
+            for day, phrase in _days_of(entry, today):
                 if today <= day <= horizon and (written is None or day >= written):
                     item = UpcomingItem(
-                        date=iso,
+                        date=day.isoformat(),
                         days_ahead=(day - today).days,
                         phrase=phrase,
                         path=rel,
@@ -267,7 +377,7 @@ def find_upcoming(
                         written=entry["written"],
                     )
                     found.append((day, rel, entry["line"], item))
-    if json.dumps(fresh, sort_keys=True) != before:
+    if not include_private and json.dumps(fresh, sort_keys=True) != before:
         _save_cache(config, fresh)
     result.warnings += [str(w) for w in file_warnings]
     found.sort(key=lambda t: (t[0], t[1] == notes.MEMORY_FILE_NAMES[0], t[1], t[2]))
