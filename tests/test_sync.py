@@ -379,6 +379,8 @@ def test_a_weeks_notes_travel_with_the_summaries_that_cite_them(tmp_path: Path) 
     assert notes_message.startswith("notes: 6 added, 1 changed") and "A memory/2026-11-24.md" in notes_message
     assert "Committed-by: vault-tools sync" in notes_message
     assert ".vault-tools" not in git(device_a, "ls-files")
+    private = [w for w in result.warnings if "#private" in w]
+    assert len(private) == 1 and private[0].startswith("memory/2026-11-23.md: holds #private entries")
 
     run_sync(device_b)
     for name in WEEK:
@@ -414,7 +416,11 @@ def test_commit_notes_false_leaves_the_notes_to_the_person(tmp_path: Path) -> No
     assert "2026-11-24" not in git(remote, "ls-tree", "-r", "--name-only", "main")
 
 
-def test_without_an_identity_no_note_is_committed_and_sync_says_how(tmp_path: Path) -> None:
+def test_without_an_identity_no_note_is_committed_and_sync_says_how(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL"):
+        monkeypatch.delenv(name, raising=False)
     remote, _person, bot = setup(tmp_path)  # the server's clone has no user.name / user.email
     write_week(bot)
     result = run_sync(bot)

@@ -6,7 +6,7 @@ A bot commit is built without touching the person's working tree or staging area
 it changed: the caller computes, for each path, the file as it is at HEAD plus only the bot's edit;
 this module stores those blobs, writes a new tree from HEAD's tree with just those entries replaced,
 creates the commit with the bot's identity (``vault-tools bot <bot@vault-tools.invalid>``, so no
-user identity is needed), points the index entries of those paths at the new blobs, and moves the
+user identity is needed; the one commit sync makes of a person's own notes passes theirs), points the index entries of those paths at the new blobs, and moves the
 branch with ``git update-ref HEAD new old`` (which fails rather than overwrite a commit a person
 made in between). A person's uncommitted edits to the same file therefore stay uncommitted in the
 working tree: the commit is made *around* them. Hooks do not run for bot commits.

@@ -18,7 +18,9 @@ words as the bot's (and undo would offer to revert them), and a made-up name wou
 Left out: ``.vault-tools/`` and every hidden folder (``.git``, ``.obsidian``, ``.trash``), whatever
 ``.gitignore`` ignores, anything that is not ``*.md``, symlinks (their target may be outside the
 vault), files holding conflict markers, and the files of heartbeat changes still waiting for their
-own bot commit (an interrupted run's journal): the next heartbeat commits those as the bot.
+own bot commit (an interrupted run's journal): the next heartbeat commits those as the bot. A note
+is the person's to sync as they wrote it, ``#private`` entries included; the sync warns once, when
+it commits such a note, that it goes wherever the person pushes.
 
 The commit is made like a bot commit (git's plumbing, around whatever is staged): only those paths
 change in the index, and the working tree is not touched. It carries the trailer
@@ -147,10 +149,24 @@ def commit_own_notes(repo: VaultRepo, config: Config) -> NotesCommit:
         )
         result.added, result.changed, result.deleted = [], [], []
         return result
+    result.warnings += [
+        f"{rel}: holds #private entries; committed with your notes, so they go wherever you push "
+        "(keep them in a git-ignored folder, or set [sync] commit_notes = false)"
+        for rel, data in contents.items()
+        if data is not None and holds_private(repo, rel, data)
+    ]
     result.sha = repo.commit(
         contents, message(result), restage=lambda path, _staged: contents[path], identity=person
     )
     return result
+
+
+def holds_private(repo: VaultRepo, rel: str, data: bytes) -> bool:
+    """Whether the note ``rel`` holding ``data`` has a ``#private`` entry (or is private whole)."""
+    from vault_tools import notes
+
+    note = notes.parse_note(repo.vault / rel, repo.vault, data)
+    return any(entry.visibility == "private" for entry in note.entries)
 
 
 def message(result: NotesCommit) -> str:
