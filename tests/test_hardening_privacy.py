@@ -272,23 +272,63 @@ KNOWN_LEAK = [
 ]
 
 
-# Regression: Whoosh's AndNot let the first keyword match through when it was #private.
+# Regression: Whoosh's AndNot let the first match through when it was #private (filters.and_not).
+# Recall scores keywords with the block scorer, which never builds an AndNot, so each path that
+# does is asked too: the filters themselves, a browse (no keywords), and keyword recall scored by
+# Whoosh's own matchers (what an index that is not plain BM25F gets).
 @pytest.mark.parametrize("limit", [1, 10, 50])
-def test_direct_recall_hides_private(tmp_path: Path, limit: int) -> None:
+@pytest.mark.parametrize("path", ["block scorer", "whoosh matchers"])
+def test_direct_recall_hides_private(
+    tmp_path: Path, limit: int, path: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from vault_tools.scorer import BlockScorer
+
     made = make(KNOWN_LEAK, 683278647)
     config = write_vault(tmp_path / "vault", made)
     Index(config).rebuild()
     private = [m for m in made if m.private]
+    assert_filters_exclude_private(config, private)
+    if path == "whoosh matchers":
+        monkeypatch.setattr(BlockScorer, "for_searcher", classmethod(lambda cls, *a, **k: None))
     leaked = []
-    for m in private:
-        result = recall(config, m.token, chat="direct", as_of=AS_OF, limit=limit)
+    for query in [m.token for m in made] + [" ".join(m.token for m in made), ""]:
+        result = recall(config, query, chat="direct", as_of=AS_OF, limit=limit)
         leaked += leaks("\n".join(h.text for h in result.results), private)
+        for m in made:  # the owner still finds what is not private: the filter does not hide everything
+            if query and m.token in query and not m.private:
+                assert any(m.token in h.text for h in result.results), (query, m.line)
         tools = MemoryTools(config, "direct")
         try:
-            leaked += leaks(texts(tools.search(m.token, limit=limit)), private)
+            leaked += leaks(texts(tools.search(query, limit=limit)), private)
         finally:
             tools.close()
     assert leaked == []
+
+
+def assert_filters_exclude_private(config: Config, private: list[Made]) -> None:
+    """The filters themselves, on queries whose first match is a #private entry that the
+    exclusion's first document is not (where Whoosh's AndNot did not look)."""
+    from whoosh.query import Every, Term
+
+    from vault_tools import index as ix
+    from vault_tools.filters import filter_query
+
+    filters = filter_query("direct", None, None, ())
+    with Index(config) as index, index.searcher() as searcher:
+        excluded_first = min(h.docnum for h in searcher.search(filters.excluded, limit=None))
+        queries = [Every()]
+        for m in private:
+            term = Term(ix.F_TEXT, m.token)
+            first = min(h.docnum for h in searcher.search(term, limit=None))  # it is indexed
+            queries.append(term)
+            if first != excluded_first:
+                break
+        else:
+            raise AssertionError("no #private entry starts after the exclusion's first document")
+        for query in queries:
+            for limit in (1, None):
+                hits = searcher.search(filters.restrict(query), limit=limit)
+                assert [h for h in hits if any(m.token in h[ix.F_TEXT] for m in private)] == [], query
 
 
 @settings(
