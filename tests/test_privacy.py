@@ -267,6 +267,153 @@ def test_false_positives_are_not_flagged(text: str) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
+# Passwords in prose: what people write, caught; what people write about passwords, left alone
+
+PASSWORDS_IN_PROSE = [
+    # (text, the password that must be found)
+    ("my password is swordfish", "swordfish"),
+    ("the DB password for staging: hunter2-Staging!", "hunter2-Staging!"),
+    ("pw: x", "x"),
+    ("wifi pw is hunter2", "hunter2"),
+    ("passphrase is correct horse battery staple", "correct horse battery staple"),
+    ("my passphrase: correct horse battery staple", "correct horse battery staple"),
+    ("my PIN is 4821", "4821"),
+    ("my password for the NAS is swordfish #homelab", "swordfish"),
+    ("- router [pw:: swordfish] ^r1", "swordfish"),
+    ("bank PIN: 4821", "4821"),
+    ("password for the NAS: tr0ub4dor", "tr0ub4dor"),
+    ("the password for the guest wifi is swordfish", "swordfish"),
+    ("the password to my laptop is swordfish", "swordfish"),
+    ("the admin password on the router was swordfish", "swordfish"),
+    ("the password's swordfish", "swordfish"),
+    ("Password = swordfish", "swordfish"),
+    ("**Password**: swordfish", "swordfish"),
+    ("my password is now swordfish", "swordfish"),
+    ("my password is swordfish now, don't tell anyone", "swordfish"),
+    ("set the router password to swordfish", "swordfish"),
+    ("changed my password to Hunter2!", "Hunter2!"),
+    ("reset the NAS password to swordfish yesterday", "swordfish"),
+    ("the wifi password was changed to swordfish", "swordfish"),
+    ("new password: swordfish", "swordfish"),
+    ('the password is "password"', "password"),
+    ("the password is 'correct'", "correct"),
+    ("passcode is 2580", "2580"),
+    ("the door code is 4821#", "4821"),
+    ("garage code: 1357", "1357"),
+    ("alarm code is 0852", "0852"),
+    ("user bob / password: hunter2", "hunter2"),
+    ("the password was 12345678 until today", "12345678"),
+    ("我的password是hunter2", "hunter2"),
+    ("密码是swordfish", "swordfish"),
+    ("密码是 abc123，别告诉别人", "abc123"),
+    ("密码：abc", "abc"),
+    ("密码:abc", "abc"),
+    ("登录密码为xyz", "xyz"),
+    ("口令是芝麻开门", "芝麻开门"),
+    ("暗号是天王盖地虎", "天王盖地虎"),
+    ("WiFi密码是guest2024", "guest2024"),
+    ("家里路由器的密码是 hunter2", "hunter2"),
+    ("支付密码：135790", "135790"),
+    ("密码改成了hunter2", "hunter2"),
+    ("把WiFi密码改为 swordfish", "swordfish"),
+    ("新密码是Xy7kLm9", "Xy7kLm9"),
+    ("所有账号的密码都是abc123", "abc123"),
+    ("密码是“芝麻开门”", "芝麻开门"),
+    ("门禁密码是 4821#", "4821"),
+    ("PIN码是4821", "4821"),
+    ("开锁码：2580", "2580"),
+]
+
+PROSE_ABOUT_PASSWORDS = [
+    "I changed my password yesterday",
+    "remember to reset the password",
+    "password manager is 1Password",
+    "my password manager is Bitwarden",
+    "the password is required",
+    "the password is wrong",
+    "the password is too short",
+    "the password is in 1Password",
+    "the password is on the sticky note",
+    "the password is the same as before",
+    "the password is stored in the vault",
+    "the password was reset",
+    "the password was changed yesterday",
+    "my password is weak",
+    "the password is case sensitive",
+    "the password is expiring soon",
+    "the password expired",
+    "password policy: 12 characters minimum",
+    "password: required",
+    "password strength: strong",
+    "forgot the wifi password again",
+    "the password for the NAS is in the drawer",
+    "password for the NAS: see 1Password",
+    "password: check the wiki",
+    "the password for the NAS is written on the router",
+    "passwords must be 12 characters",
+    "the passphrase is long",
+    "the passphrase is correct",
+    "the PIN is 4 digits",
+    "the PIN is on the back of the card",
+    "what's the wifi password?",
+    "password is 16 characters long",
+    "set the password to expire every 90 days",
+    "reset the password to the default",
+    "the password to the NAS",
+    "git asks for a password: use the token",
+    "my password is my dog's name",
+    "password: 2FA enabled",
+    "boarding pass: 12A",
+    "the password is strong enough",
+    "密码忘了，明天去重置",
+    "密码要定期更换",
+    "密码是什么？忘了",
+    "用户名和密码都不能为空",
+    "密码错误",
+    "密码不对",
+    "密码是对的",
+    "密码为空",
+    "密码是空的",
+    "密码太简单了",
+    "忘记密码了",
+    "密码要包含数字和字母",
+    "密码是8位的",
+    "密码至少8位",
+    "密码：见1Password",
+    "密码在抽屉里",
+    "密码是我的生日",
+    "密码还是原来的",
+    "密码是多少来着？",
+    "密码是六位数字",
+    "改密码了",
+    "密码管理器用的是1Password",
+]
+
+
+def test_the_password_tables_are_large_and_bilingual() -> None:
+    han = re.compile(r"[\u4e00-\u9fff]")
+    assert len(PASSWORDS_IN_PROSE) >= 40 and len(PROSE_ABOUT_PASSWORDS) >= 40
+    for table in ([text for text, _ in PASSWORDS_IN_PROSE], PROSE_ABOUT_PASSWORDS):
+        chinese = [text for text in table if han.search(text)]
+        assert 15 <= len(chinese) <= len(table) - 15
+
+
+@pytest.mark.parametrize(("text", "password"), PASSWORDS_IN_PROSE)
+def test_a_password_in_prose_is_a_secret(text: str, password: str) -> None:
+    assert is_secret(text)
+    found = [f.text for f in find_sensitive(text) if f.kind == "credential"]
+    assert any(password in f for f in found), found
+    redacted = redact(text)
+    assert "[REDACTED:credential]" in redacted
+    assert password not in redacted.replace("[REDACTED:credential]", "")
+
+
+@pytest.mark.parametrize("text", PROSE_ABOUT_PASSWORDS)
+def test_prose_about_passwords_is_not_a_secret(text: str) -> None:
+    assert not is_secret(text), find_sensitive(text)
+
+
+# ---------------------------------------------------------------------------------------------
 # Detection: true positives (text, kind, the part that must be found and must not survive redact)
 
 PEM_BLOCK = (

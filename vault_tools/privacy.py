@@ -198,27 +198,103 @@ def _strongly_random(value: str) -> bool:
     return has_letter and has_digit and _random_enough(value, 20) and _entropy(value) >= 3.3
 
 
-# Words that follow "password:" in prose about passwords rather than before a password.
-_NOT_A_PASSWORD = _re(
-    r"required|optional|none|null|nil|empty|hidden|masked|unknown|unset|same|reset|changed|expired"
-    r"|protected|saved|stored|manager|strength|policy|length|hash|hashed|encrypted|secret|password"
-    r"|passwd|pass|pwd|string|text|value|input|field|true|false|yes|no|tbd|todo|fixme|sample|test"
-    r"|changeme|needed|missing|invalid|incorrect|wrong|correct|weak|strong|blank|default|generated"
-    r"|random",
-    re.IGNORECASE,
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+# Words that follow "password:" or "password is" in prose about passwords rather than being one.
+_ABOUT_PASSWORDS = _words(
+    """
+    required optional none null nil empty hidden masked unknown unset same reset changed expired
+    protected saved stored manager strength policy length hash hashed encrypted secret password
+    passwords passwd pass pwd passphrase pin string text value input field true false yes no tbd
+    todo fixme sample test changeme needed missing invalid incorrect wrong correct weak strong
+    blank default generated random good bad fine ok okay great long short simple easy hard
+    complex complicated secure insecure safe unsafe sensitive insensitive valid right different
+    new old temporary permanent known obvious common unique shared public private personal
+    memorable guessable unguessable compromised leaked expiring working broken locked unlocked
+    forgotten lost useless strict mandatory enabled disabled case characters chars digits letters
+    symbols words numbers minimum maximum min max expire expires change update rotate enough
+    1password bitwarden lastpass keepass keepassxc keychain dashlane vault
+    """
 )
+# Words that never start a password: articles, pronouns, prepositions, auxiliaries, adverbs.
+_FUNCTION_WORDS = _words(
+    """
+    a an the my your his her our their its this that these those it one i you he she we they me
+    mine yours ours theirs in on at to for from with without by of about under over inside behind
+    near into onto and or but not nor is was be been being are were has have had will would
+    should could can may might must shall do does did also still now then just really very too
+    quite pretty super so never always only probably definitely actually basically literally
+    somewhere something nothing anything everything elsewhere there here what which who whom
+    whose where when why how whatever whichever again already almost even ever more most less
+    least much many some any all each every no yet as than like via per if unless until
+    """
+)
+# A word after a password that ends its sentence's business: "my password is swordfish now".
+_TAIL_WORDS = _words(
+    """
+    now btw fyi again today yesterday tonight tomorrow lol haha though too and but so for from
+    since until till which don't dont please just if when ok okay
+    """
+)
+_PARTICIPLE = _re(r"[a-z]{3,}(?:ed|ing|ly)", re.IGNORECASE)
+_CLAUSE_STOP = _re(r"[#^.,;:!?()\[\]{}\"\n\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]|[ \t]-[ \t]|\u2014")
+_PHRASE_WORDS = 7  # a passphrase of more words reads as a sentence
 
 
-def _password_like(value: str, weak_separator: bool) -> bool:
-    """A password after ``password:`` or ``password is``: not a placeholder or a word about passwords."""
-    if len(value) < 4 or _placeholder(value) or _NOT_A_PASSWORD.fullmatch(value):
+def _password_placeholder(value: str) -> bool:
+    """``********``, ``<password>``, ``$PASS``, ``-``: a stand-in rather than a password."""
+    if _PLACEHOLDER_HINT.search(value) or not any(c.isalnum() for c in value):
+        return True
+    return len(value) >= 2 and bool(_SAME_CHAR.match(value))
+
+
+def _password_like(value: str) -> bool:
+    """A password inside a connection string: not a placeholder or a word about passwords."""
+    if len(value) < 4 or _placeholder(value) or value.lower() in _ABOUT_PASSWORDS:
         return False
-    if value.startswith(("/", "~/", "./", "http://", "https://")):
-        return False  # "pwd: /home/me" is a directory, a URL is a link
-    if weak_separator:
-        # "the password is required": after "is", only something that does not read as a word counts.
-        return not value.isalpha() or _char_classes(value) >= 2
-    return True
+    return not value.startswith(("/", "~/", "./", "http://", "https://"))
+
+
+def _prose_word(word: str) -> bool:
+    lowered = word.lower()
+    return lowered in _ABOUT_PASSWORDS or lowered in _FUNCTION_WORDS or bool(_PARTICIPLE.fullmatch(word))
+
+
+def _clause_after(text: str, position: int) -> str:
+    """What follows ``position`` up to the end of its clause (punctuation, a dash, Chinese text)."""
+    stop = _CLAUSE_STOP.search(text, position)
+    return text[position : stop.start() if stop else len(text)]
+
+
+def _password_span(text: str, start: int, end: int, value: str) -> tuple[int, int] | None:
+    """Where the password that follows ``password:`` / ``password is`` is, or None for prose.
+
+    ``value`` (``text[start:end]``) is the first word after the separator. A word with digits or
+    symbols is a password ("hunter2-Staging!"). A plain word is one unless it reads as prose
+    ("required", "in", "expired", "the"), and so are the plain words after it up to the end of
+    the clause when none of them reads as prose: "correct horse battery staple".
+    """
+    if _password_placeholder(value) or value.startswith(("/", "~/", "./", "http://", "https://")):
+        return None  # "pwd: /home/me" is a directory, a URL is a link
+    clause = _clause_after(text, end)
+    words = clause.split()
+    settled = not words or words[0].lower() in _TAIL_WORDS
+    if not value.isalpha():
+        if value.lower() in _ABOUT_PASSWORDS:
+            return None
+        # "password: 12 characters minimum" is a rule; a long value stands whatever follows it
+        return (start, end) if len(value) >= 4 or settled else None
+    if value.lower() in _FUNCTION_WORDS:
+        return None
+    phrase = 0 < len(words) < _PHRASE_WORDS and all(w.isalpha() and not _prose_word(w) for w in words)
+    phrase_end = end + len(clause.rstrip())
+    if _prose_word(value):  # "the password is correct", but "correct horse battery staple"
+        return (start, phrase_end) if phrase and len(words) >= 2 else None
+    if settled:
+        return start, end
+    return (start, phrase_end) if phrase else None
 
 
 def _luhn(digits: str) -> bool:
@@ -310,15 +386,28 @@ _SECRET_WORDS = (
     r"|private[ _-]?key|client[ _-]?secret|(?:auth|access|refresh|bearer|api|session)[ _-]?token"
     r"|token|secret"
 )
-_PASSWORD_WORDS = r"password|passwd|passphrase|passcode|pwd|pin(?:[ _-]?code)?"
+_CODE_WORDS = r"pin(?:[ _-]?code)?|(?:door|gate|alarm|garage|safe|lockbox|keypad|entry|unlock)[ _-]?code"
+_PASSWORD_WORDS = rf"password|passwd|passphrase|passcode|pwd|pw|{_CODE_WORDS}"
+# What a key word is of, between it and the separator: "the DB password for staging: …".
+_QUALIFIER = r"[ \t]+(?:for|of|to|on|at)(?:[ \t]+[\w'.-]{1,30}){1,4}?"
+_SEPARATOR = (
+    r"\*{0,2}[ \t]*(?:::|:=|=>|->|[:=：])[ \t]*"  # password: x, **pw**: x, [password:: x]
+    r"|[ \t]+(?:(?:is|was|has[ \t]+been|got)[ \t]+)?(?:now[ \t]+)?(?:changed|set|reset|updated)[ \t]+to[ \t]+"
+    r"|(?:'s|\u2019s|[ \t]+(?:is|was))(?:[ \t]+(?:now|still|currently|actually|just))?[ \t]*[:：]?[ \t]+"
+    r"|[ \t]+(?P<to>to)[ \t]+"  # "set the password to x": only after a verb of setting
+    r"|[ \t]*[是为][ \t]*"  # "我的password是hunter2"
+)
 # A key name such as OPENAI_API_KEY, db.password or "API key", then a separator, then the value.
 _KEY_VALUE = _re(
     r"(?<![A-Za-z0-9])(?P<key>(?:[A-Za-z0-9]{1,40}[_.-]){0,4}?"
     rf"(?P<word>{_SECRET_WORDS}|{_PASSWORD_WORDS})(?P<suffix>(?:[_.-][A-Za-z0-9]{{1,40}}){{0,4}}))"
     r"(?![A-Za-z0-9])"
-    r"(?P<sep>[ \t]*(?:::|:=|=>|[:=：])[ \t]*|[ \t]+(?:is|was)[ \t]*[:：]?[ \t]+)"
+    rf"(?:{_QUALIFIER})?(?P<sep>{_SEPARATOR})"
     rf"(?P<value>\"[^\"\n]{{1,200}}\"|'[^'\n]{{1,200}}'|`[^`\n]{{1,200}}`|{_BARE_VALUE})",
     re.IGNORECASE,
+)
+_SETTING_VERB = _re(
+    r"\b(?:change|changed|changing|set|setting|reset|update|updated|switch|switched)\b[^.;!?\n]*$"
 )
 _NOT_A_KEY_NAME = _re(
     r"(?:^|[_.-])(?:max|min|limit|count|budget|length|len|size|policy|field|hint|type|expiry|expires"
@@ -326,11 +415,22 @@ _NOT_A_KEY_NAME = _re(
     re.IGNORECASE,
 )
 _CN_KEY_VALUE = _re(
-    r"(?P<word>密码|口令|密钥|秘钥|私钥|令牌|验证码)"
-    r"(?P<sep>[ \t]*(?:是[:：]?|为[:：]?|[:：=])[ \t]*)"
-    rf"(?P<value>\"[^\"\n]{{1,200}}\"|'[^'\n]{{1,200}}'|{_BARE_VALUE})"
+    r"(?P<word>密码|口令|暗号|密钥|秘钥|私钥|令牌|验证码|(?i:pin)码|开锁码|解锁码|门禁码)"
+    r"(?P<sep>[ \t]*(?:(?:都|也|还|就|仍然|依然|一直)?[是为][ \t]*[:：]?|[:：=]"
+    r"|(?:被)?(?:改|换|设|设置|重置|更改|修改)(?:成|为)了?)[ \t]*)"
+    rf"(?P<value>\"[^\"\n]{{1,200}}\"|'[^'\n]{{1,200}}'|“[^”\n]{{1,200}}”|「[^」\n]{{1,200}}」|{_BARE_VALUE}"
+    r"|[\u4e00-\u9fff][\u4e00-\u9fff0-9A-Za-z]{0,23})"
 )
 _CN_SECRET_WORDS = frozenset({"密钥", "秘钥", "私钥", "令牌"})
+_CN_CODE_WORDS = frozenset({"开锁码", "解锁码", "门禁码"})
+# What follows "密码是" in prose about a password: a question, a pronoun, a description.
+_CN_PROSE = _re(
+    r"^(?:我|你|他|她|它|咱|您|这|那|空|错|对|不|没|无|必|要|需要|应|可以|能|会|在|见|和|跟|与|同|一样"
+    r"|相同|默认|原来|原先|之前|以前|旧|新的|初始|自动|随机|正确|多|少|太|很|挺|非常|比较|够|足够|强|弱"
+    r"|简单|复杂|长|短|几|数字|字母|大写|小写|符号|特殊|一串|一个|一些|点|按|请|用|去|找|问|看|查|输入|设置)"
+    r"|什么|啥|多少|哪|吗|呢|么|位|字符"
+)
+_CN_UNIT_AFTER = _re(r"[0-9]+[ \t]*(?:位|个|次|天|周|月|年|字|分钟|小时|秒)")
 # A key word, up to three short words, then a long random token: "api key for prod 8f3a9b…".
 _NEAR_KEY = _re(
     rf"(?<![A-Za-z0-9])(?P<word>{_SECRET_WORDS}|password|passwd|passphrase|密钥|秘钥|私钥|令牌|密码|口令)"
@@ -386,8 +486,14 @@ def _keys(text: str) -> Iterator[Span]:
 def _connection_strings(text: str) -> Iterator[Span]:
     for match in _CONNECTION.finditer(text):
         body = match.group("body")
-        if _password_like(body, weak_separator=False):
+        if _password_like(body):
             yield match.start("body"), match.end("body"), "credential"
+
+
+def _code_like(value: str) -> bool:
+    """A PIN or a door code: four to ten digits, a keypad's ``#`` or ``*`` around them."""
+    digits = value.strip("#*")
+    return digits.isdigit() and 4 <= len(digits) <= 10
 
 
 def _accept_key_value(match: re.Match[str]) -> Span | None:
@@ -395,12 +501,18 @@ def _accept_key_value(match: re.Match[str]) -> Span | None:
     affixes = match.group("key")[: match.start("word") - match.start("key")] + match.group("suffix")
     if _NOT_A_KEY_NAME.search(affixes):
         return None
+    text = match.string
+    if match.group("to") and not _SETTING_VERB.search(text, max(0, match.start() - 40), match.start()):
+        return None  # "the password to the NAS" names it; "set the password to x" gives it
     start, end, value = _clean_value(match)
-    weak = match.group("sep").strip(" \t:：").lower() in ("is", "was")
-    if word.startswith("pin"):
-        return (start, end, "credential") if value.isdigit() and 4 <= len(value) <= 8 else None
+    quoted = start > match.start("value")
+    if re.fullmatch(_CODE_WORDS, word, re.IGNORECASE):
+        return (start, end, "credential") if _code_like(value) else None
     if re.fullmatch(_PASSWORD_WORDS, word, re.IGNORECASE):
-        return (start, end, "credential") if _password_like(value, weak) else None
+        if quoted:  # 'the password is "password"': a quoted value is the password itself
+            return (start, end, "credential") if value and not _password_placeholder(value) else None
+        span = _password_span(text, start, end, value)
+        return (*span, "credential") if span else None
     return (start, end, "secret") if _key_like(value) else None
 
 
@@ -410,9 +522,23 @@ def _key_values(text: str) -> Iterator[Span]:
 
 def _accept_cn_key_value(match: re.Match[str]) -> Span | None:
     start, end, value = _clean_value(match)
-    if match.group("word") in _CN_SECRET_WORDS:
+    word = match.group("word")
+    if word in _CN_SECRET_WORDS:
         return (start, end, "secret") if _key_like(value) else None
-    return (start, end, "credential") if _password_like(value, weak_separator=False) else None
+    if word in _CN_CODE_WORDS or word.lower() == "pin码":
+        return (start, end, "credential") if _code_like(value) else None
+    if start > match.start("value"):  # quoted
+        return (start, end, "credential") if value and not _password_placeholder(value) else None
+    if _HAN.match(value):  # "口令是芝麻开门", but not "密码是什么" or "密码是我的生日"
+        value = value.rstrip("了的啊呀哦啦")
+        if len(value) < 2 or _CN_PROSE.search(value):
+            return None
+        return start, start + len(value), "credential"
+    if _password_placeholder(value) or value.lower() in _ABOUT_PASSWORDS:
+        return None
+    if _CN_UNIT_AFTER.match(match.string, start):  # "密码是8位的" is a rule
+        return None
+    return start, end, "credential"
 
 
 def _cn_key_values(text: str) -> Iterator[Span]:
