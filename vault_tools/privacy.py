@@ -16,8 +16,12 @@ The rules, in the order they are applied (DESIGN.md, "Privacy isolation"):
    check digit and birth date of a Chinese resident id) so that order numbers, dates, versions and
    timestamps are not mistaken for them; a keyword next to the number (``身份证号``, ``account
    number``) is enough on its own. Placeholders (``sk-...``, ``your-api-key-here``,
-   ``$OPENAI_API_KEY``, ``********``) are not secrets. A health finding covers its whole clause
-   ("对花生过敏" hides the peanut too); a secret found once is found wherever else it is repeated.
+   ``$OPENAI_API_KEY``, ``********``) are not secrets. A password is found in the words people
+   write it ("my password is swordfish", "password for the NAS: …", "pw: x", a passphrase of
+   plain words, PINs and door codes, 密码是…, 口令是…, 密码改成了…) unless what follows the key
+   word reads as prose about the password ("the password is required", "密码是什么"). A health
+   finding covers its whole clause ("对花生过敏" hides the peanut too); a secret found once is
+   found wherever else it is repeated.
 3. Promotion into MEMORY.md (:func:`may_promote`): an entry holding a secret is never promoted. A
    ``private`` entry is promoted only when the person marked it explicitly (``#remember`` or
    ``[persist:: true]``): MEMORY.md stays on the machine, but it is loaded into every direct
