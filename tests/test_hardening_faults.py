@@ -30,7 +30,7 @@ from vault_tools import heartbeat, notes
 from vault_tools import index as ix
 from vault_tools.cli import main as cli_main
 from vault_tools.config import Config, load_config
-from vault_tools.errors import GitError
+from vault_tools.errors import GitError, LockedError
 from vault_tools.heartbeat import Options
 from vault_tools.index import Index
 from vault_tools.recall import recall
@@ -107,6 +107,10 @@ def stepped_heartbeat(vault: Path, hold_at: int) -> list[str]:
     """The heartbeat command, printing its steps and held at step ``hold_at`` (helpers.HEARTBEAT_STEPS)."""
     command = ["heartbeat", "--no-llm", *AS_OF_ARGS, "--vault", str(vault)]
     return [sys.executable, "-c", HEARTBEAT_STEPS, str(hold_at), *command]
+
+
+def git_head(vault: Path) -> str:
+    return subprocess.run(["git", "rev-parse", "HEAD"], cwd=vault, capture_output=True, text=True).stdout
 
 
 def git_status(vault: Path) -> str:
@@ -489,6 +493,24 @@ def test_two_heartbeat_processes_with_a_watcher_running(tmp_path: Path) -> None:
     before = snapshot(vault)
     watcher = start_watch(vault)
     try:
+        # one heartbeat held inside its run: a second one must stop at the lock, touching nothing
+        held = subprocess.Popen(
+            stepped_heartbeat(vault, hold_at=1), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        try:
+            assert held.stdout is not None
+            assert len(read_steps(held.stdout, 1)) == 1, held.communicate()
+            head = git_head(vault)
+            second = subprocess.run(
+                cli(vault, "heartbeat", "--no-llm", *AS_OF_ARGS), capture_output=True, text=True, timeout=60
+            )
+            assert second.returncode == LockedError.exit_code, (second.returncode, second.stderr)
+            assert "heartbeat" in second.stderr and "holds" in second.stderr, second.stderr
+            assert snapshot(vault) == before and git_head(vault) == head
+        finally:
+            held.send_signal(signal.SIGKILL)
+            held.communicate(timeout=20)
+        # and two started together, while the watcher indexes what they write
         procs = [
             subprocess.Popen(
                 cli(vault, "heartbeat", "--no-llm", *AS_OF_ARGS),
