@@ -387,7 +387,7 @@ def echo_everything(request: dict[str, Any]) -> str:
 def test_heartbeat_never_persists_or_sends_secrets(
     tmp_path_factory: pytest.TempPathFactory, specs_: list[Spec], seed: int
 ) -> None:
-    made = make(specs_, seed)
+    made = make([*specs_, CONTROL], seed)  # the control: a plain entry every run must send and promote
     base = tmp_path_factory.mktemp("hb")
     with LLMServer() as server:
         server.default = Reply(responder=echo_everything)
@@ -404,10 +404,31 @@ def test_heartbeat_never_persists_or_sends_secrets(
             heartbeat.run_heartbeat(config, Options(as_of=AS_OF, use_llm=mode == "llm"))
             memory = (config.vault / "MEMORY.md").read_text(encoding="utf-8")
             assert_promotions_keep_the_rules(made, memory, mode)
+            if mode == "llm":  # a positive control: the model proposed each candidate, and each is kept
+                assert [t for t in candidates(made) if t not in memory] == [], memory
         bodies = "\n".join(server.bodies)
-    # nothing private and no secret is sent; every other sensitive value is sent redacted
+    # every candidate that is not private reaches the model (its sensitive values redacted) ...
+    sendable = [m.token for m in made if m.token in candidates(made) and not m.private]
+    assert server.requests and [t for t in sendable if t not in bodies] == []
+    # ... and nothing private and no secret is sent; every other sensitive value is sent redacted
     assert [m.token for m in made if (m.private or m.spec.kind in SECRET_KINDS) and m.token in bodies] == []
     assert [m.value for m in made if m.value and m.value in bodies] == []
+
+
+CONTROL = Spec("daily", "", "none", False, "decided")
+
+
+def candidates(made: list[Made]) -> list[str]:
+    """The tokens of the entries a heartbeat may promote: no secret, and plain or marked #remember.
+
+    Not a health entry's: its redaction covers the whole clause, the token too (see privacy).
+    """
+    return [
+        m.token
+        for m in made
+        if m.spec.kind not in (*SECRET_KINDS, "health")
+        and (m.spec.remember or (m.spec.kind == "none" and not m.private))
+    ]
 
 
 def assert_promotions_keep_the_rules(made: list[Made], memory: str, mode: str) -> None:
