@@ -47,6 +47,49 @@ sys.exit(cli.main(sys.argv[2:]))
 """
 
 
+#: Runs ``vault-tools ARGS...`` (a watcher) with each index batch announced (``BATCH n files``) and
+#: batch number HOLD_BATCH held (asleep) at POINT inside it, announced ``HELD point``: ``parse``
+#: (after the batch's first file was read and added, before the next), ``commit`` (every file
+#: added, before Whoosh's commit) or ``manifest`` (Whoosh committed, before the manifest is saved).
+#: ``python -c WATCH_BATCHES HOLD_BATCH POINT ARGS...``.
+WATCH_BATCHES = """
+import sys, time
+from vault_tools import cli, index_writer
+hold_batch, point = int(sys.argv[1]), sys.argv[2]
+batches = []
+def hold(where):
+    if len(batches) == hold_batch:
+        print("HELD", where, flush=True)
+        time.sleep(3600)
+real_apply = index_writer.IndexWriting._apply
+def apply(self, report, manifest, work, **options):
+    batches.append(len(work))
+    print("BATCH", len(batches), len(work), flush=True)
+    return real_apply(self, report, manifest, work, **options)
+real_one = index_writer.IndexWriting._apply_one
+def apply_one(self, batch, rel, path, **options):
+    if point == "parse" and getattr(batch, "held_files", 0) == 1:
+        hold("parse")
+    real_one(self, batch, rel, path, **options)
+    batch.held_files = getattr(batch, "held_files", 0) + 1
+real_commit = index_writer._Batch.commit
+def commit(self, index_dir):
+    if point == "commit":
+        hold("commit")
+    return real_commit(self, index_dir)
+real_save = index_writer.save_manifest
+def save_manifest(index_dir, manifest):
+    if point == "manifest":
+        hold("manifest")
+    return real_save(index_dir, manifest)
+index_writer.IndexWriting._apply = apply
+index_writer.IndexWriting._apply_one = apply_one
+index_writer._Batch.commit = commit
+index_writer.save_manifest = save_manifest
+sys.exit(cli.main(sys.argv[3:]))
+"""
+
+
 def read_steps(stdout: Iterable[str], wanted: int) -> list[str]:
     """Read ``STEP name`` lines until ``wanted`` were seen or the output ends; the names seen."""
     steps: list[str] = []

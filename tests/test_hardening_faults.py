@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import HEARTBEAT_STEPS, read_steps, wait_for
+from helpers import HEARTBEAT_STEPS, WATCH_BATCHES, read_steps, wait_for
 from test_heartbeat import MEMORY_EN, committed, make_vault
 from test_heartbeat import config as hb_config
 
@@ -300,8 +300,14 @@ def start_watch(vault: Path) -> subprocess.Popen[str]:
 
 
 def edit_burst(vault: Path, rng: random.Random, stop: threading.Event, written: list[str]) -> None:
+    """Up to 400 edits a few ms apart, with a pause past the watcher's debounce every dozen or so:
+    without one the debounce never ends and nothing is indexed until the burst is over."""
     n = 0
+    pause_at = rng.randint(8, 16)
     while not stop.is_set() and n < 400:
+        if n == pause_at:
+            time.sleep(rng.uniform(0.1, 0.2))
+            pause_at += rng.randint(8, 16)
         marker = f"wombat{rng.randrange(10**9):09d}x{n}"
         day = vault / "memory" / f"2026-11-{rng.randrange(1, 29):02d}.md"
         if rng.random() < 0.5:
@@ -326,31 +332,70 @@ def indexed_markers(config: Config, markers: list[str]) -> set[str]:
         index.close()
 
 
-@pytest.mark.parametrize("seed", list(SEEDS))
-def test_kill_9_of_the_watcher_during_an_edit_burst(tmp_path: Path, seed: int) -> None:
+#: (seed, where inside an index batch the kill lands): every point, more seeds in the long run.
+WATCH_KILLS = [(seed, ("parse", "commit", "manifest")[seed % 3]) for seed in range(9 if LONG else 3)]
+
+
+def start_held_watch(vault: Path, hold_batch: int, point: str) -> subprocess.Popen[str]:
+    """A watcher that holds its batch number ``hold_batch`` at ``point`` (helpers.WATCH_BATCHES)."""
+    command = [sys.executable, "-c", WATCH_BATCHES, str(hold_batch), point]
+    return subprocess.Popen(
+        [*command, *cli(vault, "watch", "--debounce-ms", "50")[3:]],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def follow(proc: subprocess.Popen[str]) -> list[str]:
+    """The lines of ``proc``'s output as they come (read by a daemon thread)."""
+    lines: list[str] = []
+
+    def read() -> None:
+        assert proc.stdout is not None
+        lines.extend(proc.stdout)
+
+    threading.Thread(target=read, daemon=True).start()
+    return lines
+
+
+@pytest.mark.parametrize(("seed", "point"), WATCH_KILLS)
+def test_kill_9_of_the_watcher_while_it_indexes_an_edit_burst(tmp_path: Path, seed: int, point: str) -> None:
     rng = random.Random(seed)
     vault = make_vault(tmp_path)
     config = load_config(vault, env={})
     before = snapshot(vault)
-    proc = start_watch(vault)
+    # batch 1 is the start-up reconcile; the kill lands inside one of the burst's first batches
+    hold_batch = rng.randint(3, 5)
+    proc = start_held_watch(vault, hold_batch, point)
+    wait_for(lambda: ix.read_json(ix.watch_state_path(config)).get("last_reconcile"), "the watcher's start")
     stop = threading.Event()
     written: list[str] = []
     writer = threading.Thread(target=edit_burst, args=(vault, rng, stop, written))
     writer.start()
+    lines = follow(proc)
     try:
-        kill_after = rng.randint(5, 60)  # edits
-        wait_for(lambda: len(written) >= kill_after, "the burst to get going")
-        assert proc.poll() is None, "the watcher stopped before it was killed"
-        proc.send_signal(signal.SIGKILL)
-        proc.communicate(timeout=10)
-        count("kill-9-watch")
+        wait_for(lambda: any(line.startswith("HELD ") for line in lines), "a batch held mid-indexing", 30)
         edits_at_kill = len(written)
+        proc.send_signal(signal.SIGKILL)
+        _out, err = proc.communicate(timeout=10)
+        count(f"kill-9-watch-{point}")
         # let the burst go on while no watcher runs
         wait_for(lambda: len(written) >= edits_at_kill + 20 or not writer.is_alive(), "edits after the kill")
     finally:
         stop.set()
         writer.join()
-    assert proc.returncode == -signal.SIGKILL  # killed mid-burst, not stopped by anything else
+        if proc.poll() is None:
+            proc.kill()
+    batches = [tuple(map(int, line.split()[1:])) for line in lines if line.startswith("BATCH ")]
+    assert lines[-1] == f"HELD {point}\n", (lines, err)  # the kill landed inside a batch, at that point
+    assert proc.returncode == -signal.SIGKILL  # killed mid-batch, not stopped by anything else
+    assert batches[-1][0] == hold_batch and batches[-1][1] >= 1, batches
+    indexed_at_kill = indexed_markers(config, written[:edits_at_kill])  # as the watcher left it
+    # earlier batches were indexed; the held one is in the index only past Whoosh's commit
+    assert 0 < len(indexed_at_kill) <= edits_at_kill, (len(indexed_at_kill), edits_at_kill, batches)
+    if point != "manifest":
+        assert len(indexed_at_kill) < edits_at_kill, (len(indexed_at_kill), edits_at_kill, batches)
     after_kill = written[edits_at_kill:]
     assert after_kill, "no edit was made while the watcher was down"
     # Nothing but the restarted watcher indexes from here on: its start-up reconcile must find
