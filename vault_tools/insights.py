@@ -604,7 +604,7 @@ def specificity(candidate: Candidate, document_frequency: Mapping[str, int], doc
 
     Each content word counts by its inverse document frequency in the window (a word in every
     entry counts 0, one in this entry alone counts 1); names, numbers and dates count 1 each.
-    Eight such units or more are fully specific. A small window says little about which words
+    Twelve such units or more are fully specific. A small window says little about which words
     are rare, so the figure is scaled down below :data:`SPECIFIC_WINDOW` entries.
     """
     if documents < 2:
@@ -618,7 +618,7 @@ def specificity(candidate: Candidate, document_frequency: Mapping[str, int], doc
 
 
 SPECIFIC_WINDOW = 64
-SPECIFIC_UNITS = 8
+SPECIFIC_UNITS = 12
 
 
 # ---------------------------------------------------------------------------------------------
