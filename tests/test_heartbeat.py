@@ -160,12 +160,8 @@ def test_bilingual_promotion_into_english_sections(tmp_path: Path) -> None:
     }
     decision = lines_with(text, "PostgreSQL")[0]
     assert decision.startswith("- 2026-11-28: Decided to use PostgreSQL over MySQL for the billing service.")
-    # decision 0.7, +0.1 for what is specific to it (PostgreSQL, MySQL, billing) in its window
-    assert "[importance:: 0.8] [source:: [[2026-11-28]]] ^m-" in decision
-    assert (
-        promoted["Decided to use PostgreSQL over MySQL for the billing service."].rule
-        == "decision 0.7 specific +0.1"
-    )
+    # a window of a dozen entries says too little about which words are rare to add specificity
+    assert "[importance:: 0.7] [source:: [[2026-11-28]]] ^m-" in decision
     # each under its section; a missing one (Lessons) is added with an English heading
     sections = text.split("\n## ")
     assert "香菜" in next(s for s in sections if s.startswith("Preferences"))
