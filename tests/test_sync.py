@@ -382,12 +382,21 @@ def test_a_weeks_notes_travel_with_the_summaries_that_cite_them(tmp_path: Path) 
     private = [w for w in result.warnings if "#private" in w]
     assert len(private) == 1 and private[0].startswith("memory/2026-11-23.md: holds #private entries")
 
+    bot_written = summaries[0].read_text(encoding="utf-8")
+    unedited = device_a / "memory" / "summaries" / "2026-W47.md"  # as if a run died before its commit
+    unedited.write_text(bot_written, encoding="utf-8")
+    edited = device_a / "memory" / "summaries" / "2026-W46.md"
+    edited.write_text(bot_written + "- a line I added\n", encoding="utf-8")
+    again = run_sync(device_a)
+    assert again.notes_committed == ["memory/summaries/2026-W46.md"]
+    assert any(w.startswith("memory/summaries/2026-W47.md: a summary the bot wrote") for w in again.warnings)
+
     run_sync(device_b)
     for name in WEEK:
         assert (device_b / "memory" / name).read_bytes() == (SAMPLE_NOTES / name).read_bytes()
-    assert [p.name for p in sorted((device_b / "memory" / "summaries").glob("*.md"))] == [
-        p.name for p in summaries
-    ]
+    assert [p.name for p in sorted((device_b / "memory" / "summaries").glob("*.md"))] == sorted(
+        ["2026-W46.md", *(p.name for p in summaries)]
+    )
     assert "[[2026-11-2" in summaries[0].read_text(encoding="utf-8")
     assert unresolved_links(device_b) == []
     assert head(device_b) == head(remote, "main")

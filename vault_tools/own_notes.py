@@ -17,8 +17,9 @@ words as the bot's (and undo would offer to revert them), and a made-up name wou
 
 Left out: ``.vault-tools/`` and every hidden folder (``.git``, ``.obsidian``, ``.trash``), whatever
 ``.gitignore`` ignores, anything that is not ``*.md``, symlinks (their target may be outside the
-vault), files holding conflict markers, and the files of heartbeat changes still waiting for their
-own bot commit (an interrupted run's journal): the next heartbeat commits those as the bot. A note
+vault), files holding conflict markers, and what the bot wrote and has not committed yet (the files
+of an interrupted run's journal, a summary exactly as the bot wrote it): the heartbeat commits those
+as the bot. A note
 is the person's to sync as they wrote it, ``#private`` entries included; the sync warns once, when
 it commits such a note, that it goes wherever the person pushes.
 
@@ -133,6 +134,11 @@ def commit_own_notes(repo: VaultRepo, config: Config) -> NotesCommit:
                 f"{rel}: holds conflict markers (<<<<<<<); not committed until they are resolved"
             )
             continue
+        if data is not None and bot_summary(rel, data):
+            result.warnings.append(
+                f"{rel}: a summary the bot wrote and has not committed yet; left for the heartbeat"
+            )
+            continue
         head = repo.read_head(rel)
         if data == head:
             continue  # only its staged version differs: nothing of the working tree to commit
@@ -159,6 +165,19 @@ def commit_own_notes(repo: VaultRepo, config: Config) -> NotesCommit:
         contents, message(result), restage=lambda path, _staged: contents[path], identity=person
     )
     return result
+
+
+def bot_summary(rel: str, data: bytes) -> bool:
+    """Whether ``rel`` is a summary exactly as the bot wrote it (a run killed before its commit):
+    the bot commits it, a person's edit makes it theirs."""
+    if not rel.startswith("memory/summaries/"):
+        return False
+    from vault_tools.summary_text import edited_by_a_person
+
+    try:
+        return not edited_by_a_person(data.decode("utf-8"))
+    except UnicodeDecodeError:
+        return False
 
 
 def holds_private(repo: VaultRepo, rel: str, data: bytes) -> bool:
