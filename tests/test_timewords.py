@@ -170,6 +170,35 @@ CASES = [
     case("3月1日以来", WED, "2026-03-01", None),
     case("三月起草的文档", WED, "2026-03-01", "2026-03-31", "起草的文档"),  # 起草 is "draft", not 起 "since"
     case("3月1日到3月10日的部署", WED, "2026-03-01", "2026-03-10", "部署"),
+    # --- the state up to a date, seasons, and parts of a month, season or year
+    case(
+        "how many plants did I have as of June 2025?", WED, None, "2025-06-30", "how many plants did I have?"
+    ),
+    case("what was the plan as of 2025-11-03", WED, None, "2025-11-03", "what was the plan"),
+    case("how much had I saved by October 2, 2025?", WED, None, "2025-10-02", "how much had I saved?"),
+    case("where did we hike in summer 2024?", WED, "2024-06-01", "2024-08-31", "where did we hike?"),
+    case("the lake trip last summer", WED, "2025-06-01", "2025-08-31", "the lake trip"),
+    case("last summer", "2026-07-20", "2025-06-01", "2025-08-31"),
+    case("this winter", "2026-01-10", "2025-12-01", "2026-02-28"),
+    case("what did I read in the fall", WED, "2025-09-01", "2025-11-30", "what did I read"),
+    case(
+        "what did I paint the last weekend of May 2025", WED, "2025-05-31", "2025-06-01", "what did I paint"
+    ),
+    case("the first weekend of February", WED, "2026-02-07", "2026-02-08"),
+    case("the last week of January", WED, "2026-01-25", "2026-01-31"),
+    case("who visited in the second week of November 2025", WED, "2025-11-08", "2025-11-14", "who visited"),
+    case("the first half of September 2025 at work", WED, "2025-09-01", "2025-09-15", "at work"),
+    case("a concert towards the end of summer 2025", WED, "2025-08-02", "2025-08-31", "a concert"),
+    case("at the beginning of 2025", WED, "2025-01-01", "2025-05-01"),
+    case("roof repairs in early 2025", WED, "2025-01-01", "2025-05-01", "roof repairs"),
+    case("mid-July 2025 trip", WED, "2025-07-11", "2025-07-21", "trip"),
+    case("2025 年 5 月以前 我在哪里工作", WED, None, "2025-04-30", "我在哪里工作"),
+    case("2025 年 5 月 3 日", WED, "2025-05-03", "2025-05-03"),
+    case("2024年夏天去了哪里", WED, "2024-06-01", "2024-08-31", "去了哪里"),
+    case("去年秋天的照片", WED, "2025-09-01", "2025-11-30", "照片"),
+    case("5月初的体检", WED, "2025-05-01", "2025-05-10", "体检"),
+    case("2025年底的计划", WED, "2025-09-02", "2025-12-31", "计划"),
+    case("一月下旬在忙什么", WED, "2026-01-22", "2026-01-31", "在忙什么"),
     # --- mixed language
     case(
         "what did we decide 上周 about auth", WED, "2026-03-02", "2026-03-08", "what did we decide about auth"
@@ -245,6 +274,11 @@ def test_recently_reaches_back_recent_days() -> None:
         "2025 budget",
         "port 8080 and 2026 plans",
         "version v2026-03",
+        "spring cleaning checklist",
+        "did I fall off the bike",
+        "the summer dress I bought",
+        "a hot spring in Iceland",
+        "stand by me",
         "",
         "   ",
     ],

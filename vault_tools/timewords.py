@@ -29,7 +29,7 @@ from dateutil.relativedelta import relativedelta
 
 from vault_tools.errors import UsageError
 
-__all__ = ["RECENT_DAYS", "DateWindow", "extract_time_window", "parse_when"]
+__all__ = ["RECENT_DAYS", "DateWindow", "extract_time_window", "mentioned_spans", "parse_when"]
 
 #: "recently", "lately", "最近" and friends mean ``as_of - RECENT_DAYS`` days through ``as_of``.
 RECENT_DAYS = 14
@@ -218,8 +218,13 @@ _OPEN_WORDS = ("since", "after", "before", "until", "till", "from", "between")
 
 
 def _previous_word(m: re.Match[str]) -> str:
-    found = re.search(r"(\w+)\s+$", m.string[: m.start()])
+    found = re.search(r"(\w+)(?:\s+|-)$", m.string[: m.start()])
     return found.group(1).lower() if found else ""
+
+
+#: Words after which a month or a year is a date: a range word, or a part of the period
+#: ("the end of May", "early 2023", "mid-2022", "as of May", "by 2024").
+_DATE_BEFORE = (*_OPEN_WORDS, "of", "early", "late", "mid", "by")
 
 
 def _at_end(m: re.Match[str]) -> bool:
@@ -236,13 +241,13 @@ def _month_guard(m: re.Match[str]) -> bool:
     if name in _MONTH_ABBREVIATIONS:
         return False
     prep = (m["prep"] or "").lower()
-    if prep in ("in", "during") or _previous_word(m) in _OPEN_WORDS:
+    if prep in ("in", "during") or _previous_word(m) in _DATE_BEFORE:
         return True
     return name != "may" and bool(m["mod"] or m["rely"] or _at_end(m))
 
 
 def _year_guard(m: re.Match[str]) -> bool:
-    return bool(m["prep"]) or _previous_word(m) in _OPEN_WORDS
+    return bool(m["prep"]) or _previous_word(m) in _DATE_BEFORE
 
 
 # --- resolvers: one per rule, match -> span (None when the phrase names no real date) -----------
@@ -355,6 +360,50 @@ def _unresolvable(m: re.Match[str], as_of: datetime.date) -> None:
     return None
 
 
+#: Meteorological seasons (northern hemisphere): the month each starts in. A winter is named by
+#: the year it starts in ("winter 2022" is December 2022 to February 2023).
+_SEASON_START = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9, "winter": 12}
+_CN_SEASONS = {"春": "spring", "夏": "summer", "秋": "autumn", "冬": "winter"}
+
+
+def _season(name: str, year: int) -> _Span:
+    start = datetime.date(year, _SEASON_START[name], 1)
+    return start, start + relativedelta(months=3, days=-1)
+
+
+def _recent_season(name: str, as_of: datetime.date, back: int) -> _Span:
+    """The season ``name`` that started most recently on or before ``as_of``, ``back`` years earlier."""
+    year = as_of.year if datetime.date(as_of.year, _SEASON_START[name], 1) <= as_of else as_of.year - 1
+    return _season(name, year - back)
+
+
+def _en_season(m: re.Match[str], as_of: datetime.date) -> _Span:
+    name = m["season"].lower()
+    if m["year"]:
+        return _season(name, int(m["year"]))
+    mod = " ".join((m["mod"] or "").lower().split())
+    span = _recent_season(name, as_of, 0)
+    if mod in ("last", "past", "previous") and span[1] >= as_of:
+        return _recent_season(name, as_of, 1)  # we are in it: "last summer" is the one before
+    return span
+
+
+def _season_guard(m: re.Match[str]) -> bool:
+    """ "spring" and "fall" are words too: a season only with a year, a modifier or a preposition."""
+    if m["year"] or m["mod"] or m["prep"]:
+        return True
+    return _previous_word(m) in ("the", *_DATE_BEFORE)
+
+
+def _zh_season(m: re.Match[str], as_of: datetime.date) -> _Span:
+    name = _CN_SEASONS[m["s"]]
+    if m["y"]:
+        return _season(name, int(m["y"]))
+    if m["ry"]:
+        return _season(name, as_of.year - ("今年", "去年", "前年").index(m["ry"]))
+    return _recent_season(name, as_of, 0)
+
+
 # --- the rule table -----------------------------------------------------------------------------
 
 
@@ -404,6 +453,12 @@ _RULES: tuple[_Rule, ...] = (
         _month_guard,
     ),
     _rule(
+        r"\b(?:(?P<prep>in|during|over)\s+)?(?:(?P<mod>last|this\s+past|this|past|previous)\s+)?(?:the\s+)?"
+        r"(?P<season>spring|summer|autumn|fall|winter)\b(?:\s+(?:of\s+)?(?P<year>(?:19|20)[0-9]{2})\b)?",
+        _en_season,
+        _season_guard,
+    ),
+    _rule(
         r"(?<![0-9A-Za-z])(?:on\s+)?(?P<y>[0-9]{4})([-/])(?P<m>[0-9]{1,2})\2(?P<d>[0-9]{1,2})(?![0-9])"
         r"(?:[T ][0-9]{2}:[0-9]{2}(?::[0-9]{2})?\b)?",
         _iso_day,
@@ -442,12 +497,16 @@ _RULES: tuple[_Rule, ...] = (
         _zh_weekday,
     ),
     _rule(
-        rf"(?:(?<![0-9])(?P<y>[0-9]{{4}})年|(?P<ry>大前年|今年|去年|(?<!大)前年)"
-        rf"|(?<![0-9年一二两三四五六七八九十百千几个第上下这本每]))(?P<m>{_CN_MONTH})月"
-        rf"(?:(?P<d>{_CN_MONTH_DAY})[日号]|份|(?![0-9]))",
+        rf"(?:(?<![0-9])(?P<y>[0-9]{{4}})\s*年\s*|(?P<ry>大前年|今年|去年|(?<!大)前年)"
+        rf"|(?<![0-9年一二两三四五六七八九十百千几个第上下这本每]))(?P<m>{_CN_MONTH})\s*月"
+        rf"(?:\s*(?P<d>{_CN_MONTH_DAY})\s*[日号]|份|(?!\s*[0-9]))",
         _zh_date,
     ),
-    _rule(r"(?<![0-9])(?P<y>[0-9]{4})年(?![0-9一二两三四五六七八九十]|代)", _year_number),
+    _rule(r"(?<![0-9])(?P<y>[0-9]{4})\s*年(?!\s*[0-9一二两三四五六七八九十]|代)", _year_number),
+    _rule(
+        r"(?:(?<![0-9])(?P<y>[0-9]{4})\s*年\s*的?|(?P<ry>今年|去年|前年)的?)?(?P<s>[春夏秋冬])(?:天|季)",
+        _zh_season,
+    ),
     _rule(
         rf"下下?个?(?:周末?|星期|礼拜)[一二三四五六日天]?|下下?个?月|明年(?:(?:{_CN_MONTH})月)?|后年",
         _unresolvable,
@@ -491,9 +550,27 @@ def _scan(text: str, as_of: datetime.date) -> list[_Hit]:
 
 _PREFIX = re.compile(
     r"(?:\b(?:(?:the|a)\s+(?P<span>day|week|month)\s+(?=before|after))?"
-    r"(?P<en>since|after|before|until|till|from|between)\s+|(?P<zh>自从|从)\s*)$",
+    r"(?P<en>since|after|before|until|till|from|between|as\s+of|by)\s+|(?P<zh>自从|从)\s*)$",
     re.I,
 )
+#: A part of a month, season or year: "the last weekend of May", "the second week of November",
+#: "the first half of September", "towards the end of summer 2022", "early 2023", "mid-July".
+_PART = re.compile(
+    r"(?:\b(?:towards?|at|near|around|in|during)\s+)?\b(?:(?:the\s+|an?\s+)?"
+    r"(?:(?P<ord>first|second|third|fourth|last|final)\s+(?P<unit>week|weekend)"
+    r"|(?P<half>first|second|latter)\s+half|(?P<edge>beginning|start|end|middle))\s+of\s+(?:the\s+)?"
+    r"|(?P<early>early|late|mid)(?:\s+|-))$",
+    re.I,
+)
+#: The same after a Chinese month or year: 5月初, 2022年底, 三月下旬, 2023年上半年.
+_ZH_PART = re.compile(r"\s*的?(?P<p>上半年|下半年|上半月|下半月|上旬|中旬|下旬|初|底|末)")
+_ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4}
+_PART_WORDS = {
+    "beginning": "start", "start": "start", "early": "start", "初": "start", "上旬": "start",
+    "middle": "middle", "mid": "middle", "中旬": "middle",
+    "end": "end", "late": "end", "底": "end", "末": "end", "下旬": "end",
+    "上半年": "first half", "上半月": "first half", "下半年": "second half", "下半月": "second half",
+}  # fmt: skip
 #: "the week before X", "X的前一周" is the seven days before X; a month is taken as thirty days.
 _SPAN_DAYS = {"day": 1, "week": 7, "month": 30, "天": 1, "周": 7, "星期": 7, "礼拜": 7, "月": 30}
 _ZH_SPAN = re.compile(r"\s*的?(?P<dir>前|后)一个?(?P<u>天|周|星期|礼拜|月)")
@@ -547,9 +624,65 @@ def _range(hit: _Hit, text: str, word: str, starts: dict[int, _Hit]) -> _Hit | N
     return replace(hit, end=other.end, since=min(dates), until=max(dates))
 
 
+def _part_span(since: datetime.date, until: datetime.date, part: str) -> _Span | None:
+    """The ``part`` of a period of a month or more ("start", "last week", "2 weekend", ...)."""
+    days = (until - since).days + 1
+    if days < 28:
+        return None
+    third = days // 3
+    if part == "start":
+        return since, since + (third - 1) * _DAY
+    if part == "middle":
+        return since + third * _DAY, until - third * _DAY
+    if part == "end":
+        return until - (third - 1) * _DAY, until
+    if part == "first half":
+        return since, since + (days // 2 - 1) * _DAY
+    if part == "second half":
+        return since + (days // 2) * _DAY, until
+    nth, _, unit = part.partition(" ")
+    if unit == "week":
+        if nth == "last":
+            return until - 6 * _DAY, until
+        first = since + 7 * (int(nth) - 1) * _DAY
+        return (first, min(until, first + 6 * _DAY)) if first <= until else None
+    if nth == "last":  # the last Saturday in the period, and its Sunday
+        saturday = until - ((until.weekday() - 5) % 7) * _DAY
+        return saturday, saturday + _DAY
+    saturday = since + ((5 - since.weekday()) % 7 + 7 * (int(nth) - 1)) * _DAY
+    return (saturday, saturday + _DAY) if saturday <= until else None
+
+
+def _part_of(hit: _Hit, text: str) -> _Hit:
+    """``hit`` narrowed to the part of it the words around it name (see :data:`_PART`)."""
+    if hit.since is None or hit.until is None:
+        return hit
+    before = _PART.search(text, 0, hit.start)
+    after = _ZH_PART.match(text, hit.end)
+    if before:
+        if before["unit"]:
+            nth = before["ord"].lower()
+            nth = "last" if nth in ("last", "final") else str(_ORDINALS[nth])
+            part = f"{nth} {before['unit'].lower()}"
+        elif before["half"]:
+            part = "first half" if before["half"].lower() == "first" else "second half"
+        else:
+            part = _PART_WORDS[(before["edge"] or before["early"]).lower()]
+        start, end = before.start(), hit.end
+    elif after:
+        part, start, end = _PART_WORDS[after["p"]], hit.start, after.end()
+    else:
+        return hit
+    span = _part_span(hit.since, hit.until, part)
+    return replace(hit, start=start, end=end, since=span[0], until=span[1]) if span else hit
+
+
 def _widen(hit: _Hit, text: str, starts: dict[int, _Hit]) -> _Hit | None:
+    hit = _part_of(hit, text)
     prefix = _PREFIX.search(text, 0, hit.start)
     word = (prefix["en"] or prefix["zh"]).lower() if prefix else ""
+    if word.startswith("as") or word == "by":
+        word = "until"  # "as of May 2023", "by July 10": the state up to then
     start = prefix.start() if prefix else hit.start
     joined = _range(hit, text, word, starts)
     if joined:
@@ -597,6 +730,7 @@ def _tidy(text: str) -> str:
     text = re.sub(r"\s+", " ", text).strip()
     text = re.sub(r" (?=[,.;:!?，。；：！？、])", "", text)
     text = re.sub(r"([,;:，；：、])(?:\s*[,;:，；：、])+", r"\1", text)
+    text = re.sub(r"[,;:，；：、]+(?=[?.!？。！])", "", text)
     text = re.sub(r"^[\s,.;:!?，。；：！？、\-–—]+", "", text)
     text = re.sub(r"[\s,;:，；：、\-–—]+$", "", text)
     return text if any(ch.isalnum() for ch in text) else ""
@@ -632,6 +766,33 @@ def extract_time_window(query: str, as_of: datetime.date) -> tuple[DateWindow | 
         if h.vague and h.resolved and (h.end <= hit.start or h.start >= hit.end):
             rest = rest[: h.start] + " " * (h.end - h.start) + rest[h.end :]
     return window, _remove(rest, hit.start, hit.end)
+
+
+# --- the times a note tells of -----------------------------------------------------------------
+
+# Every phrase the rules above read has one of these; most lines of a note have none.
+_MAYBE_TIME = re.compile(
+    rf"[0-9]|\b(?:yesterday|today|tonight|ago|last|this|past|previous|week|weekend|month|year"
+    rf"|{_WEEKDAY_NAMES}|{_MONTH_NAMES}|spring|summer|autumn|fall|winter)\b"
+    r"|[今昨前去上本这周月年天季]",
+    re.IGNORECASE,
+)
+
+
+def mentioned_spans(text: str, written: datetime.date) -> list[tuple[datetime.date, datetime.date]]:
+    """The periods a note written on ``written`` tells of, read as a question would be on that day.
+
+    "I went to the UK last Friday" written on 2023-11-16 tells of 2023-11-10; "上个月搬了家" of the
+    month before. Vague words ("recently", "最近") and phrases that name no real date are left out.
+    A question's time is often the time of the event, not of the note (:mod:`vault_tools.ranking`).
+    """
+    if not _MAYBE_TIME.search(text):
+        return []
+    spans = []
+    for hit in _scan(text, written):
+        if hit.resolved and hit.primary and not hit.vague and hit.since is not None and hit.until is not None:
+            spans.append((hit.since, hit.until))
+    return spans
 
 
 # --- --since / --until ---------------------------------------------------------------------------
