@@ -64,6 +64,25 @@ def test_secrets_and_sensitive_values_are_redacted_before_sending() -> None:
     assert "sk-proj" not in text and "4111" not in text and "[REDACTED:" in text
 
 
+def test_sensitive_details_go_as_written_only_to_an_endpoint_on_this_machine() -> None:
+    text = "Allergic to penicillin; card 4111 1111 1111 1111; password: hunter2hunter2"
+    local = EmbeddingsConfig(model="m", base_url="http://127.0.0.1:11434/v1", send_private=True)
+    remote = EmbeddingsConfig(model="m", base_url="https://embeddings.example.com/v1")
+    here = sendable_text(text, "personal", local)
+    assert here is not None and "penicillin" in here and "4111" in here
+    assert "hunter2" not in here and "[REDACTED:" in here  # a secret goes to no model
+    away = sendable_text(text, "personal", remote)
+    assert away is not None and "penicillin" not in away and "4111" not in away and "hunter2" not in away
+    private = sendable_text(text, "private", local)  # allowed there, but redacted in full
+    assert private is not None and "penicillin" not in private and "4111" not in private
+
+
+def test_the_question_goes_as_written_to_an_endpoint_on_this_machine(server: LLMServer) -> None:
+    with Embedder(settings_for(server)) as embedder:
+        embedder.embed_query("which antibiotics, penicillin too? password: hunter2hunter2")
+    assert "penicillin" in server.embedding_bodies[0] and "hunter2" not in server.embedding_bodies[0]
+
+
 def test_vectors_come_back_in_order_and_of_unit_length(server: LLMServer) -> None:
     with Embedder(settings_for(server)) as embedder:
         first, second = embedder.embed(["kitten on the sofa", "quarterly budget"])

@@ -769,3 +769,28 @@ def test_neighbours_are_found_at_the_lines_the_line_table_says() -> None:
     before1, _before2, after1, _after2 = neighbour_table(docs, deleted=[], moved=moved)
     assert (after1[1], after1[2], after1[0]) == (2, 0, -1)
     assert (before1[0], before1[2], before1[1]) == (2, 1, -1)
+
+
+def test_a_loopback_endpoint_gets_health_details_as_written_and_finds_them(
+    vault: Path, server: LLMServer
+) -> None:
+    """An endpoint on this machine takes nothing off it: a health detail is sent as written, so a
+    question in other words finds it; a secret and a #private entry's details still never go."""
+    server.concepts = {**CONCEPTS, "penicillin": "antibiotic", "antibiotics": "antibiotic"}
+    write(
+        vault / "MEMORY.md",
+        MEMORY + "- 2026-01-22: Allergic to penicillin, hives within an hour [importance:: 0.9] ^m-ddd444\n",
+    )
+    write(
+        vault / "memory" / "2026-02-20.md",
+        "---\ndate: 2026-02-20\n---\n- 09:00 Deploy key for staging is sk-proj-abcdefghijklmnopqrstuvwxyz0123456789\n"
+        "- 10:00 Diagnosed with asthma, the inhaler helps #private\n",
+    )
+    config = configure(vault, server, "send_private = true\n")
+    Index(config).ensure_current()
+    assert fill_vault(config).error is None
+    body = "\n".join(server.embedding_bodies)
+    assert "Allergic to penicillin" in body
+    assert "sk-proj" not in body and "asthma" not in body and "inhaler helps" in body  # redacted, sent
+    found = recall(config, "which antibiotics should I avoid", as_of=AS_OF, mode="semantic")
+    assert "penicillin" in texts(found)[0]

@@ -1,10 +1,14 @@
 """Embeddings: what of an entry may go to an OpenAI-compatible embeddings endpoint, and the requests.
 
-Privacy. An entry is sent only as :func:`sendable_text` says: ``#private`` (or ``visibility:
-private``) entries never, unless the endpoint is on this machine (a loopback address) *and*
-``[embeddings] send_private = true``; everything else through :func:`vault_tools.privacy.redact`
-first (secrets, ids, card and account numbers, phone numbers, addresses become
-``[REDACTED:kind]``). A question is redacted the same way before its vector is asked for.
+Privacy (DESIGN.md, privacy rule 4). An entry is sent only as :func:`sendable_text` says:
+``#private`` (or ``visibility: private``) entries never, unless the endpoint is on this machine (a
+loopback address) *and* ``[embeddings] send_private = true``. To an endpoint elsewhere, everything
+goes through :func:`vault_tools.privacy.redact` first (secrets, ids, card and account numbers,
+phone numbers, addresses, health details become ``[REDACTED:kind]``). An endpoint on this machine
+takes nothing off it: a personal or shared entry goes to it with its sensitive details as written,
+or semantic recall could never find "Allergic to penicillin" for "which antibiotics should I
+avoid"; only secrets are redacted (they never go to any model), and a ``#private`` entry allowed
+there is redacted in full. A question is redacted as a personal entry is.
 What a group chat may see is decided by the search's filters, not here: a vector never widens it.
 
 Requests go through the ``openai`` client (``client.embeddings.create``) with ``encoding_format
@@ -33,6 +37,8 @@ __all__ = [
     "is_loopback",
     "may_send",
     "normalised",
+    "on_this_machine",
+    "redacted",
     "sendable_text",
 ]
 
@@ -58,6 +64,34 @@ def is_loopback(base_url: str | None) -> bool:
         return False
 
 
+def on_this_machine(settings: EmbeddingsConfig) -> bool:
+    """Whether the configured endpoint is on this machine (what is sent to it stays here)."""
+    return is_loopback(settings.base_url)
+
+
+def _secrets_redacted(text: str) -> str:
+    """``text`` with only its secrets (keys, passwords, tokens) replaced by ``[REDACTED:kind]``."""
+    current = text
+    for _round in range(16):  # a removal can expose a neighbour, as in privacy.redact
+        secrets = [f for f in privacy.find_sensitive(current) if f.severity == "secret"]
+        if not secrets:
+            return current
+        parts, position = [], 0
+        for finding in secrets:
+            parts += [current[position : finding.start], f"[REDACTED:{finding.kind}]"]
+            position = finding.end
+        current = "".join([*parts, current[position:]])
+    return "[REDACTED:secret]" if privacy.is_secret(current) else current
+
+
+def redacted(text: str, visibility: str, settings: EmbeddingsConfig) -> str:
+    """What of ``text`` may go to the endpoint (see the module docstring): secrets never; other
+    sensitive details only to an endpoint on this machine, and never of a ``#private`` entry."""
+    if visibility in ("personal", "shared") and on_this_machine(settings):
+        return _secrets_redacted(text)
+    return privacy.redact(text)
+
+
 def may_send(visibility: str, settings: EmbeddingsConfig) -> bool:
     """Whether an entry of ``visibility`` may be sent at all (private or unknown: default deny)."""
     private_allowed = visibility == "private" and settings.send_private and is_loopback(settings.base_url)
@@ -68,7 +102,7 @@ def sendable_text(text: str, visibility: str, settings: EmbeddingsConfig) -> str
     """What is sent of an entry with ``text`` and ``visibility``; None when it stays keyword-only."""
     if not may_send(visibility, settings):
         return None
-    sent = privacy.redact(" ".join(text.split()))[:MAX_CHARS]
+    sent = redacted(" ".join(text.split()), visibility, settings)[:MAX_CHARS]
     return sent or None
 
 
@@ -135,7 +169,7 @@ class Embedder:
 
     def embed_query(self, query: str) -> list[float]:
         """The vector of a question (redacted first), within ``query_timeout_seconds``."""
-        text = privacy.redact(" ".join(query.split()))[:MAX_CHARS] or query[:MAX_CHARS]
+        text = redacted(" ".join(query.split()), "personal", self.settings)[:MAX_CHARS] or query[:MAX_CHARS]
         return self.embed([text], timeout=self.settings.query_timeout_seconds)[0]
 
 

@@ -52,7 +52,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from vault_tools.config import Config
-from vault_tools.embeddings import RECIPE, Embedder, EmbeddingError, sendable_text
+from vault_tools.embeddings import RECIPE, Embedder, EmbeddingError, on_this_machine, sendable_text
 
 if TYPE_CHECKING:
     from vault_tools.index_lines import LineTable
@@ -90,6 +90,8 @@ def store_path(config: Config) -> Path:
     """The cache file of the configured model (``[embeddings] model``)."""
     model = config.embeddings.model
     recipe = f"{RECIPE}+previous-turn" if config.embeddings.previous_turn else str(RECIPE)
+    if on_this_machine(config.embeddings):
+        recipe += "+local"  # sensitive details are sent as written: not the same vectors
     digest = hashlib.sha256(f"{model}\n{recipe}".encode()).hexdigest()[:12]
     slug = re.sub(r"[^A-Za-z0-9._-]+", "-", model).strip("-.")[:40] or "model"
     return config.state_dir / STORE_DIR / f"{slug}-{digest}.sqlite"
