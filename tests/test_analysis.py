@@ -217,8 +217,51 @@ def test_unknown_unigram_mode_is_rejected() -> None:
 
 
 def test_analyzer_version_is_a_stable_int() -> None:
-    assert ANALYZER_VERSION == 2
+    assert ANALYZER_VERSION == 3
     assert text_analyzer().version == ANALYZER_VERSION
+
+
+# --- Traditional script -----------------------------------------------------------------------
+
+
+def test_traditional_and_simplified_script_meet() -> None:
+    assert tokenize("跟朋友去陽明山爬山") == tokenize("跟朋友去阳明山爬山")
+    assert set(query_terms("阳明山")) <= set(index_terms("跟朋友去陽明山爬山"))
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("我有沒有提過深蹲？", ["深蹲"]),
+        ("爸爸吃的降壓藥叫什麼？", ["爸爸", "爸吃", "降压", "压药"]),
+        ("哪個牌子的貓糧", ["牌子", "猫粮"]),
+    ],
+)
+def test_traditional_question_words_are_stop_words(query: str, expected: list[str]) -> None:
+    assert query_terms(query) == expected
+
+
+def test_folding_keeps_offsets_into_the_text_as_written() -> None:
+    from vault_tools.results import highlight_spans
+
+    text = "週末去陽明山爬山"
+    spans = highlight_spans(text, query_terms("阳明山"))
+    assert [text[a:b] for a, b in spans] == ["陽明山"]
+
+
+def test_the_traditional_table_is_what_opencc_makes() -> None:
+    import importlib.util
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    spec = importlib.util.spec_from_file_location(
+        "traditional_chars", root / "bench" / "traditional_chars.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    shipped = (root / "vault_tools" / "cjk_traditional.tsv").read_text(encoding="utf-8")
+    assert shipped == module.render(), "run bench/traditional_chars.py"
 
 
 # --- irregular English forms ----------------------------------------------------------------
@@ -381,8 +424,10 @@ def test_query_side_terms_are_a_subset_of_index_terms(text: str) -> None:
 @settings(max_examples=300, deadline=None)
 @given(CJKISH)
 def test_every_cjk_character_is_reachable_by_term_query(text: str) -> None:
+    from vault_tools.analysis import fold_cjk
+
     terms = set(index_terms(text))
-    for ch in text:
+    for ch in fold_cjk(text):
         if ch in CJK_CHARS:
             assert ch in terms or any(len(t) == 2 and t[0] == ch for t in terms)
 
