@@ -130,10 +130,13 @@ def test_a_question_lends_its_score_to_the_answer_right_after_it(tmp_path: Path)
     own_words = dataclasses.replace(DEFAULT_TUNING, before_boost=0.0, after_boost=0.0)
     with Recaller(config, catch_up="never", tuning=own_words) as session:
         result = session.recall(query, as_of=AS_OF, explain=True)
-        assert [hit.text for hit in result.results[:2]] == ["**Ana**: What did you name the puppy?", answer]
-        asked, lent = result.results[0], result.results[1]
+        # the line that only asks is no evidence: the answer it lends to ranks above it
+        assert [hit.text for hit in result.results[:2]] == [answer, "**Ana**: What did you name the puppy?"]
+        lent, asked = result.results[0], result.results[1]
         assert lent.explain is not None and lent.explain["score_lent"] == own_words.answer_factor
-        assert lent.score == pytest.approx(asked.score * own_words.answer_factor)
+        assert asked.explain is not None and asked.explain["asks"] == own_words.question_factor
+        unscaled = asked.score / own_words.question_factor
+        assert lent.score == pytest.approx(unscaled * own_words.answer_factor)
         session.tuning = dataclasses.replace(own_words, answer_factor=0.0)
         assert answer not in [hit.text for hit in session.recall(query, as_of=AS_OF).results]
 

@@ -224,17 +224,21 @@ def test_recall_ranks_the_period_summary_first_and_keeps_it_apart(month: Path) -
     assert week.results[0].text.startswith("7 entries from 2 daily notes.")
     chinese = recall(config, "上个月做了什么", as_of=dt.date(2026, 4, 2))
     assert chinese.results[0].path == "memory/summaries/2026-03.md"
-    # a summary is its own hit, never folded into the line it repeats
+    # a summary bullet and the line it links to are one fact: one hit, the other place in also_in
     hits = recall(config, "PostgreSQL billing JSONB", as_of=AS_OF, limit=10)
-    sources = {h.source for h in hits.results}
-    assert {"summary", "daily"} <= sources
-    assert all(not h.also_in or h.source != "summary" for h in hits.results)
+    first = hits.results[0]
+    assert "JSONB" in first.text
+    assert {"memory/summaries/2026-W10.md", "memory/summaries/2026-03.md", "memory/2026-03-02.md"} <= {
+        place.split(":")[0] for place in (first.path, *first.also_in)
+    }
+    assert sum("JSONB" in h.text for h in hits.results[:3]) == 1
     # a personal summary is not for a group chat; the shared week's is
     group = recall(config, "billing", chat="group", as_of=AS_OF, limit=20)
     assert all(h.path != "memory/summaries/2026-W10.md" for h in group.results)
     run(month, "2026-W12")
     group = recall(config, "standup", chat="group", as_of=AS_OF, limit=20)
-    assert "memory/summaries/2026-W12.md" in [h.path for h in group.results]
+    places = [p.split(":")[0] for h in group.results for p in (h.path, *h.also_in)]
+    assert "memory/summaries/2026-W12.md" in places
 
 
 # ---------------------------------------------------------------------------------------------

@@ -158,6 +158,7 @@ class Window:
     wide: bool = False
     wide_since: dt.date | None = None
     wide_until: dt.date | None = None
+    weak: bool = False  # the window of a long query: it ranks a little and never filters
 
     @property
     def empty(self) -> bool:
@@ -165,12 +166,22 @@ class Window:
 
 
 def resolve_window(
-    since: dt.date | None, until: dt.date | None, words: DateWindow | None, tuning: Tuning
+    since: dt.date | None,
+    until: dt.date | None,
+    words: DateWindow | None,
+    tuning: Tuning,
+    *,
+    weak: bool = False,
 ) -> Window:
-    """Combine hard ``--since/--until`` with the word window under ``tuning.window_mode``."""
+    """Combine hard ``--since/--until`` with the word window under ``tuning.window_mode``.
+
+    ``weak``: the window of a long query (the dialogue so far), which ranks and never filters.
+    """
     if words is None:
         return Window(since, until)
     core_since, core_until = words.since, words.until
+    if weak:
+        return Window(since, until, core_since, core_until, weak=True)
     mode = tuning.window_mode
     if mode == "rank":
         return Window(since, until, core_since, core_until)

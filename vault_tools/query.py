@@ -19,7 +19,15 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from vault_tools.timewords import DateWindow
 
-__all__ = ["ParsedQuery", "has_topic", "noise_reason", "parse_query", "vector_text"]
+__all__ = [
+    "LONG_WORDS",
+    "ParsedQuery",
+    "dialogue_turns",
+    "has_topic",
+    "noise_reason",
+    "parse_query",
+    "vector_text",
+]
 
 
 # Words that carry no topic in a question about the past. With nothing else left the query
@@ -27,10 +35,14 @@ __all__ = ["ParsedQuery", "has_topic", "noise_reason", "parse_query", "vector_te
 GENERIC_WORDS = frozenset(
     str.split(
         """happen happened happens going go went doing do did done up new news anything everything
-    something stuff last recently lately time times day days"""
+    something stuff last recently lately time times day days
+    write wrote written writing note notes noted log logged jot jotted record recorded entry entries"""
     )
 )
-GENERIC_TERMS_ZH = ("发生", "做了", "干了", "干嘛", "情况", "事情", "事", "做", "干")
+# ... and in Chinese: 记 (记了什么), 写 (写了什么), 记录, 笔记 ask what was written down.
+GENERIC_TERMS_ZH = (
+    "发生", "做了", "干了", "干嘛", "情况", "事情", "事", "做", "干", "记录", "笔记", "记下", "写下", "记", "写",
+)  # fmt: skip
 
 GREETINGS = frozenset(
     str.split(
@@ -61,6 +73,16 @@ class ParsedQuery:
     tags: tuple[str, ...]
     window: DateWindow | None
     noise: str | None = None  # why nothing is searched
+    # The dialogue so far as the query (several turns, or a long text): its time words are weak
+    # evidence, and the terms of its last turn (``focus``) count more than the rest (chatter).
+    long: bool = False
+    focus: frozenset[str] = frozenset()
+    focus_text: str = ""  # the last turn's keywords (what the question's vector is asked for)
+    # Words of the time phrase that notes write too ("summer" in "I took it last summer"): searched
+    # as weak terms, since a note written later tells of the time in words, not by its date.
+    time_terms: frozenset[str] = frozenset()
+    present: bool = False  # asks about now ("what is my coffee order?"): the latest statement wins
+    across_days: bool = False  # gathers across days ("how often…", "几次"): spread the hits over days
 
 
 def parse_query(query: str, as_of: dt.date, *, filtered: bool = False) -> ParsedQuery:
@@ -69,25 +91,164 @@ def parse_query(query: str, as_of: dt.date, *, filtered: bool = False) -> Parsed
     ``filtered``: the caller passed filters (``--tag``, ``--since``...), so an empty query
     browses them instead of being noise.
     """
-    from vault_tools.analysis import query_terms
+    from vault_tools.analysis import fold_cjk, query_terms
     from vault_tools.timewords import extract_time_window
 
     text = query.strip()
+    folded = fold_cjk(text)  # 什麼, 上週: the stop and time words are read in Simplified
     found = [m for m in _TAG_IN_QUERY.finditer(text) if not m.group(1).isdigit()]  # "#1" is no tag
     tags = tuple(dict.fromkeys(m.group(1).rstrip("/").lower() for m in found))
-    rest = text
+    rest = folded  # tags as written, the rest folded (the same length: the offsets hold)
     for m in reversed(found):
         rest = rest[: m.start()] + " " + rest[m.end() :]
     rest = rest.strip()
     noise = noise_reason(rest) if not tags and not (filtered and not rest) else None
     if noise is not None and not _has_time_word(rest, as_of):
         return ParsedQuery(text, "", (), (), tags, None, noise)
+    turns = dialogue_turns(rest)
+    if len(turns) > 1 or len(_WORD.findall(rest)) + len(_HAN.findall(rest)) // 2 >= LONG_WORDS:
+        return _parse_long(text, turns or [rest], tags, as_of)
     window, keywords = extract_time_window(rest, as_of) if rest else (None, "")
     terms: tuple[str, ...] = ()
     if keywords and has_topic(keywords):
         terms = tuple(t for t in query_terms(keywords) if t)
+    elif window is None and not tags and not filtered:
+        # Nothing to search and nothing to browse: every entry would do ("the", "的", "what is it?").
+        return ParsedQuery(text, "", (), (), tags, None, STOP_WORDS_ONLY)
     words = tuple(w.lower() for w in _WORD.findall(keywords))
-    return ParsedQuery(text, keywords, terms, words, tags, window)
+    time_terms = [t for t in named_periods(window.phrase) if t not in terms] if window and terms else []
+    terms = (*terms, *time_terms)
+    return ParsedQuery(
+        text,
+        keywords,
+        terms,
+        words,
+        tags,
+        window,
+        time_terms=frozenset(time_terms),
+        present=window is None and asks_about_now(rest),
+        across_days=gathers_across_days(rest),
+    )
+
+
+_NAMED_PERIOD = re.compile(
+    r"\b(?:january|february|march|april|may|june|july|august|september|october|november|december"
+    r"|spring|summer|autumn|fall|winter|christmas|easter|halloween|thanksgiving|birthday)\b"
+    r"|春节|国庆|中秋|圣诞|元旦|[春夏秋冬][天季]",
+    re.IGNORECASE,
+)
+
+
+def named_periods(phrase: str) -> tuple[str, ...]:
+    """The analyzed terms of the names of periods in a time phrase ("summer 2021" -> ``summer``)."""
+    from vault_tools.analysis import tokenize
+
+    return tuple(dict.fromkeys(t for m in _NAMED_PERIOD.finditer(phrase) for t in tokenize(m.group(0))))
+
+
+# A question about how things are now: a present-tense verb or a word for now, and no past.
+_NOW = re.compile(
+    r"\b(?:is|are|am|do|does|still|currently|current|now|nowadays|anymore|these\s+days)\b"
+    r"|现在|目前|如今|还在|仍然|依然|还是|当前",
+    re.IGNORECASE,
+)
+_PAST = re.compile(
+    r"\b(?:did|was|were|had|went|used\s+to|before|ago|first|last|ever|once)\b|\b[a-z]{3,}ed\b|过|了|当时|以前|之前|曾经",
+    re.IGNORECASE,
+)
+# A question that gathers across days: how often, how many times, which month most, each time.
+_ACROSS_DAYS = re.compile(
+    r"\bhow\s+(?:often|many\s+times|many\s+days|frequently)\b|\bevery\s+time\b|\beach\s+time\b"
+    r"|\bwhich\s+(?:month|week|day|weekday|year)s?\b.*\bmost\b|\bin\s+which\s+months?\b"
+    r"|每次|几次|多少次|几回|哪个月|哪几个月|哪一个月|哪天.*最|频率|经常",
+    re.IGNORECASE,
+)
+
+
+def asks_about_now(text: str) -> bool:
+    """Whether a question asks how things are now, not how they were ("what is my coffee order?")."""
+    return bool(_NOW.search(text)) and not _PAST.search(text)
+
+
+# "How often does he work out?" asks about a habit, told once, not about the days it happened.
+_HABIT = re.compile(
+    r"\bhow\s+(?:often|frequently|many\s+times)\s+(?:does|do|is|are|can|will|would)\b|平时|一般|通常",
+    re.IGNORECASE,
+)
+
+
+def gathers_across_days(text: str) -> bool:
+    """Whether a question gathers what many days say ("how often did I swim?", "九月跑了几次步？"),
+    not a habit told once ("how often does he work out?", "平时多久跑一次？")."""
+    return bool(_ACROSS_DAYS.search(text)) and not _HABIT.search(text)
+
+
+STOP_WORDS_ONLY = (
+    "the query has only stop or question words, nothing to search for; "
+    "name a topic, a #tag or a time (such as 'yesterday')"
+)
+
+#: A query of this many words (two CJK characters count as one) is the dialogue so far, not a question.
+LONG_WORDS = 40
+# "User:", "Assistant：", "**Maria**:", "- 用户：" at the start of a turn: who speaks, not what about.
+_TURN_LABEL = re.compile(r"^\s*(?:[-*>]\s+)?(?:\*\*)?[^\s:：*]{1,24}(?:\*\*)?\s*[:：]\s*")
+
+
+def dialogue_turns(text: str) -> list[str]:
+    """The non-empty lines of ``text`` without a leading speaker label ("User: ...")."""
+    turns = []
+    for line in text.splitlines():
+        line = _TURN_LABEL.sub("", line, count=1).strip()
+        if line:
+            turns.append(line)
+    return turns
+
+
+def _without_time_words(text: str, as_of: dt.date) -> str:
+    from vault_tools.timewords import extract_time_window
+
+    for _ in range(8):
+        window, rest = extract_time_window(text, as_of)
+        if window is None:
+            break
+        text = rest
+    return text
+
+
+def _without_pleasantries(text: str) -> str:
+    """``text`` without greetings and thanks ("hey, good morning!", "你好"): chatter of a dialogue."""
+    kept = [w for w in text.split() if w.strip(",.!?;:'\"").lower() not in GREETINGS]
+    return _GREETING_ZH_RE.sub(" ", " ".join(kept))
+
+
+def _parse_long(text: str, turns: list[str], tags: tuple[str, ...], as_of: dt.date) -> ParsedQuery:
+    """A long query: the last turn is the question, the turns before it are context.
+
+    A time phrase of the last turn is the window (weak: it ranks, never filters); time words of
+    the other turns ("today" in a greeting) are dropped. The terms of the last turn are the
+    ``focus``; when it has no topic of its own ("and what about her?"), every turn is.
+    """
+    from vault_tools.analysis import query_terms
+    from vault_tools.timewords import extract_time_window
+
+    last = turns[-1]
+    window, focus_text = extract_time_window(last, as_of)
+    earlier = _without_pleasantries(_without_time_words("\n".join(turns[:-1]), as_of))
+    focus = [t for t in query_terms(focus_text) if t] if has_topic(focus_text) else []
+    keywords = "\n".join(part for part in (focus_text, earlier) if part)
+    terms = tuple(t for t in query_terms(keywords) if t) if has_topic(keywords) else ()
+    words = tuple(w.lower() for w in _WORD.findall(keywords))
+    return ParsedQuery(
+        text,
+        keywords,
+        terms,
+        words,
+        tags,
+        window,
+        long=True,
+        focus=frozenset(focus or terms),
+        focus_text=focus_text if focus else keywords,
+    )
 
 
 def _has_time_word(text: str, as_of: dt.date) -> bool:

@@ -11,6 +11,7 @@ Every constant is in :class:`Tuning`, chosen on ``bench/locomo_bench.py`` and
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import math
 import re
 from collections.abc import Callable, Sequence
@@ -27,16 +28,22 @@ __all__ = [
     "Candidate",
     "KeywordPart",
     "Tuning",
+    "backoff_chars",
     "day_of",
+    "demote_superseded",
     "keyword_clauses",
     "keyword_parts",
     "keyword_query",
     "lend_to_answers",
     "matched_share",
+    "only_asks",
+    "prefer_latest",
     "rank_order",
     "rescore",
     "sort_day",
     "speaker_terms",
+    "spread_days",
+    "term_weight",
 ]
 
 
@@ -77,6 +84,21 @@ class Tuning:
     pad_after: int = 3
     outside_window: float = 0.8  # per day outside the word window
     outside_floor: float = 0.35  # the least a strong match far outside the word window keeps
+    wide_pool: int = 0  # hits of the unwindowed search: max(wide_pool, limit + 5)
+    char_backoff: float = 0.2  # a character of a Chinese query's words on its own (backoff_chars)
+    char_max: int = 4
+    char_max_share: float = 0.01  # ... when the character ends a run in at most this share of entries
+    time_word_weight: float = 0.3  # a named period of the question's time phrase, as a term
+    chatter_weight: float = 0.3  # a long query's terms outside its last turn (query.ParsedQuery.long)
+    weak_outside_window: float = 0.97  # a long query's window: per day outside it ...
+    weak_outside_floor: float = 0.85  # ... and the least a hit far outside keeps
+    question_factor: float = 0.7  # an entry that only asks ("What genres do you enjoy?") is no evidence
+    latest_ratio: float = (
+        0.5  # a question about now: same-subject hits within this of the best go newest first
+    )
+    superseded_factor: float = 0.5  # a MEMORY item another hit says it supersedes ([supersedes:: m-…])
+    day_repeat: float = 0.6  # a question across days: each earlier hit of the same day scales a hit by this
+    event_time: bool = True  # an entry that tells of a time inside the window counts as inside it
     duplicate_overlap: float = 0.75
     duplicate_overlap_linked: float = 0.45
     hit_overhead_tokens: int = 16  # path, line, date and JSON keys around each hit's text
@@ -115,6 +137,7 @@ def keyword_parts(parsed: ParsedQuery, tuning: Tuning, searcher: Any = None) -> 
     parts: list[KeywordPart] = []
     for term in parsed.terms:
         factor = tuning.speaker_text_factor if term in speakers else 1.0
+        factor *= term_weight(parsed, term, tuning)
         parts.append((ix.F_TEXT, term, tuning.text_boost * factor))
         for field_name, boost in ((ix.F_BEFORE, tuning.before_boost), (ix.F_AFTER, tuning.after_boost)):
             if boost > 0:
@@ -130,7 +153,42 @@ def keyword_parts(parsed: ParsedQuery, tuning: Tuning, searcher: Any = None) -> 
     if tuning.tag_boost > 0:
         words = [w for w in dict.fromkeys(parsed.words) if useful(ix.F_TAGS, w)]
         parts += [(ix.F_TAGS, word, tuning.tag_boost) for word in words]
+    parts += [(ix.F_TEXT, char, tuning.char_backoff) for char in backoff_chars(parsed, tuning, searcher)]
     return parts
+
+
+def backoff_chars(parsed: ParsedQuery, tuning: Tuning, searcher: Any) -> list[str]:
+    """The characters of a Chinese query's words searched on their own, weighted low.
+
+    Words that share one character meet no bigram (跑步 and 慢跑, 讨厌 and 厌恶, 拍照 and 照片),
+    so the rarer characters of the query's bigrams are searched alone too (as a character or any
+    bigram it starts), at :attr:`Tuning.char_backoff`: at most :attr:`Tuning.char_max` of them,
+    each in at most :attr:`Tuning.char_max_share` of the entries (a common one is slow and says
+    nothing).
+    """
+    from vault_tools import index as ix
+    from vault_tools.analysis import is_cjk_char
+
+    if tuning.char_backoff <= 0 or searcher is None:
+        return []
+    chars = {
+        ch for t in parsed.terms if len(t) == 2 and t not in parsed.time_terms for ch in t if is_cjk_char(ch)
+    }
+    chars -= set(parsed.terms)
+    if not chars:
+        return []
+    most = tuning.char_max_share * max(1, searcher.doc_count())
+    frequency = {ch: searcher.doc_frequency(ix.F_TEXT, ch) for ch in chars}
+    rare = sorted((ch for ch in chars if 0 < frequency[ch] <= most), key=lambda ch: (frequency[ch], ch))
+    return rare[: tuning.char_max]
+
+
+def term_weight(parsed: ParsedQuery, term: str, tuning: Tuning) -> float:
+    """How much a query term counts: less when it is in a long query's chatter, not its last turn,
+    or a name of the period the question asks about ("summer" of "in summer 2021")."""
+    if term in parsed.time_terms:
+        return tuning.time_word_weight
+    return tuning.chatter_weight if parsed.long and term not in parsed.focus else 1.0
 
 
 def co_subjects(keywords: str, names: Sequence[str]) -> set[str]:
@@ -245,9 +303,8 @@ def rescore(
     stored = candidate.fields
     kind = stored.get("kind", "note")
     day = day_of(stored)
-    weight = (
-        tuning.recency_weight if window.core_since or window.core_until else tuning.recency_weight_untimed
-    )
+    timed = (window.core_since or window.core_until) and not window.weak
+    weight = tuning.recency_weight if timed else tuning.recency_weight_untimed
     if kind == "memory":
         recency = 1.0
     elif day is None:
@@ -263,8 +320,16 @@ def rescore(
     if kind == "summary" and browsing:
         source = _summary_preference(stored, day, window, tuning)
     outside = _days_outside(day, window)
-    window_factor = max(tuning.outside_floor, tuning.outside_window**outside) if outside else 1.0
+    if outside and tuning.event_time and not browsing and tells_of_window(stored, day, window):
+        outside = 0  # written later (or earlier) about a time inside the window
+    if window.weak:
+        window_factor = (
+            max(tuning.weak_outside_floor, tuning.weak_outside_window**outside) if outside else 1.0
+        )
+    else:
+        window_factor = max(tuning.outside_floor, tuning.outside_window**outside) if outside else 1.0
     coordination = 1.0 - tuning.coordination + tuning.coordination * candidate.matched
+    asks = tuning.question_factor if not browsing and only_asks(str(stored.get("text", ""))) else 1.0
     candidate.parts = {
         "bm25": candidate.bm25,
         "coordination": coordination,
@@ -273,7 +338,23 @@ def rescore(
         "source": source,
         "window": window_factor,
     }
-    candidate.score = candidate.bm25 * coordination * recency * importance_factor * source * window_factor
+    if asks != 1.0:
+        candidate.parts["asks"] = asks
+    candidate.score = (
+        candidate.bm25 * coordination * recency * importance_factor * source * window_factor * asks
+    )
+
+
+_SPEAKER_LABEL = re.compile(r"^\*\*[^*\n]{1,40}\*\*\s*[:：]\s*|^\*\*[^*\n]{1,40}[:：]\*\*\s*")
+_SENTENCE_END = re.compile(r"[.!?。！？…]+[\"'”’)）]*\s*")
+
+
+def only_asks(text: str) -> bool:
+    """Whether an entry only asks (every sentence a question): in a log, the assistant's "What
+    genres do you enjoy?" repeats the words of the question and holds no answer."""
+    body = _SPEAKER_LABEL.sub("", text.strip(), count=1)
+    ends = [m.group(0).strip() for m in _SENTENCE_END.finditer(body)]
+    return bool(ends) and body.rstrip().endswith(QUESTION_MARKS) and all("?" in e or "？" in e for e in ends)
 
 
 #: What marks an entry as asking: its answer is most often the entry right after it.
@@ -302,7 +383,7 @@ def lend_to_answers(
         text = str(asking.fields.get("text", ""))
         if not next_id or not any(mark in text for mark in QUESTION_MARKS):
             continue
-        score = asking.score * tuning.answer_factor
+        score = asking.score / asking.parts.get("asks", 1.0) * tuning.answer_factor
         answer = by_id.get(next_id)
         if answer is None:
             fields = fetch(next_id)
@@ -316,6 +397,76 @@ def lend_to_answers(
             lent = True
     if lent:
         ranked.sort(key=rank_order)
+    return ranked
+
+
+def demote_superseded(ranked: Sequence[Candidate], tuning: Tuning) -> None:
+    """Scale down a MEMORY item that another hit supersedes (the heartbeat's ``[supersedes:: m-…]``)."""
+    import json
+
+    named = set()
+    for candidate in ranked:
+        raw = candidate.fields.get("fields")
+        if raw and "supersedes" in str(raw):
+            try:
+                value = json.loads(str(raw)).get("supersedes", "")
+            except (ValueError, AttributeError):
+                continue
+            named.add(str(value).strip().lstrip("^"))
+    if not named:
+        return
+    for candidate in ranked:
+        if candidate.fields.get("block_id") in named:
+            candidate.score *= tuning.superseded_factor
+            candidate.parts = {**candidate.parts, "superseded": tuning.superseded_factor}
+
+
+def prefer_latest(ranked: list[Candidate], terms: Sequence[str], tuning: Tuning) -> list[Candidate]:
+    """For a question about now: among the best hits that hold every query term (one subject;
+    two terms at least) and score within :attr:`Tuning.latest_ratio` of the best of them, the
+    newest ranks first.
+
+    "What is my coffee order?" finds "a flat white" (February) and "switched to a cortado"
+    (October): both say "coffee order", and the later one is what holds now.
+    """
+    from vault_tools.analysis import tokenize
+
+    wanted = set(terms)
+    if tuning.latest_ratio >= 1.0 or len(wanted) < 2:
+        return ranked
+    members = [
+        c for c in ranked[: tuning.answer_top] if wanted <= set(tokenize(str(c.fields.get("text", ""))))
+    ]
+    if len(members) < 2:
+        return ranked
+    best = max(c.score for c in members)
+    close = [c for c in members if c.score >= tuning.latest_ratio * best]
+    scores = sorted((c.score for c in close), reverse=True)
+    moved = False
+    for candidate, score in zip(sorted(close, key=lambda c: -sort_day(c.fields)), scores, strict=True):
+        if candidate.score != score:
+            candidate.parts = {**candidate.parts, "latest": score / max(candidate.score, 1e-12)}
+            candidate.score = score
+            moved = True
+    if moved:
+        ranked.sort(key=rank_order)
+    return ranked
+
+
+def spread_days(ranked: list[Candidate], tuning: Tuning) -> list[Candidate]:
+    """For a question across days: each hit scaled by :attr:`Tuning.day_repeat` per better hit of
+    the same day, so the top of the list covers more days instead of near-copies of one."""
+    if tuning.day_repeat >= 1.0:
+        return ranked
+    seen: dict[int, int] = {}
+    for candidate in ranked:  # best first: a day's best hit keeps its score
+        day = sort_day(candidate.fields)
+        repeats = seen.get(day, 0)
+        if repeats and day:
+            candidate.score *= tuning.day_repeat**repeats
+            candidate.parts = {**candidate.parts, "same_day": tuning.day_repeat**repeats}
+        seen[day] = repeats + 1
+    ranked.sort(key=rank_order)
     return ranked
 
 
@@ -367,6 +518,26 @@ def _summary_preference(stored: dict[str, Any], end: dt.date | None, window: Win
     if window.core_since <= start and end <= window.core_until:
         return tuning.summary_inside
     return 1.0
+
+
+def tells_of_window(stored: dict[str, Any], day: dt.date | None, window: Window) -> bool:
+    """Whether an entry tells of a time inside the word window ("last Friday" in a note of the
+    Thursday after it), a period no longer than the window or a month."""
+    if day is None:
+        return False
+    lo, hi = window.core_since or dt.date.min, window.core_until or dt.date.max
+    longest = max(31, (hi - lo).days + 1) if window.core_since and window.core_until else 366
+    for since, until in _mentions(str(stored.get("text", "")), day):
+        if since <= hi and lo <= until and (until - since).days < longest:
+            return True
+    return False
+
+
+@functools.lru_cache(maxsize=8192)
+def _mentions(text: str, day: dt.date) -> list[tuple[dt.date, dt.date]]:
+    from vault_tools.timewords import mentioned_spans
+
+    return mentioned_spans(text, day)
 
 
 def _days_outside(day: dt.date | None, window: Window) -> int:

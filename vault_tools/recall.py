@@ -54,13 +54,17 @@ from vault_tools.ranking import (
     Candidate,
     KeywordPart,
     Tuning,
+    demote_superseded,
     keyword_clauses,
     keyword_parts,
     keyword_query,
     lend_to_answers,
     matched_share,
+    prefer_latest,
     rank_order,
     rescore,
+    spread_days,
+    term_weight,
 )
 from vault_tools.results import Hit, RecallResult, highlight_spans, shape
 
@@ -217,7 +221,7 @@ class Recaller:
         wanted_tags = tuple(
             dict.fromkeys([*(t.lstrip("#").lower() for t in tags if t.strip("# ")), *parsed.tags])
         )
-        window = resolve_window(since_, until_, parsed.window, self.tuning)
+        window = resolve_window(since_, until_, parsed.window, self.tuning, weak=parsed.long)
         filters = self._filters(chat_, since_, until_, wanted_tags, parsed, window, today, limit_, budget)
         mode_ = self._mode(mode)
         if self.config.embeddings.configured:
@@ -285,7 +289,7 @@ class Recaller:
                     "until": words.until.isoformat() if words.until else None,
                     "searched_since": window.since.isoformat() if window.since else None,
                     "searched_until": window.until.isoformat() if window.until else None,
-                    "mode": self.tuning.window_mode,
+                    "mode": "weak" if window.weak else self.tuning.window_mode,
                 }
                 if words
                 else None
@@ -317,7 +321,7 @@ class Recaller:
         query_vector = None
         if mode != "keyword" and parts:
             query_vector = self._query_vector(
-                vector_text(parsed.keywords or parsed.text, self._speakers()),
+                vector_text(parsed.focus_text or parsed.keywords or parsed.text, self._speakers()),
                 warnings if warnings is not None else [],
             )
         filters = filter_query(chat, window.since, window.until, tags, include_private)
@@ -350,7 +354,12 @@ class Recaller:
             ]
             # Only with candidates: Whoosh's idf takes log(0) in an empty index (a fresh `init`).
             weights = (
-                {t: max(float(searcher.idf(ix.F_TEXT, t)), 0.01) for t in parsed.terms} if candidates else {}
+                {
+                    t: max(float(searcher.idf(ix.F_TEXT, t)), 0.01) * term_weight(parsed, t, tuning)
+                    for t in parsed.terms
+                }
+                if candidates
+                else {}
             )
             for candidate in candidates:
                 candidate.matched = matched_share(candidate.fields, weights)
@@ -370,7 +379,13 @@ class Recaller:
         )
         candidates.sort(key=rank_order)
         if parts:
+            demote_superseded(candidates, tuning)
+            candidates.sort(key=rank_order)
+            if parsed.present:
+                candidates = prefer_latest(candidates, parsed.terms, tuning)
             candidates = lend_to_answers(candidates, self._fetcher(filters), tuning)
+            if parsed.across_days:
+                candidates = spread_days(candidates, tuning)
         return candidates
 
     def _period_summaries(self, filters: Filters, seen: set[int]) -> list[Candidate]:
@@ -436,7 +451,9 @@ class Recaller:
             every.update(scores)
         found = dict(scorer.top(scores, pool, filters.doc_filter(scorer)))
         if wide is not None:
-            for docnum, score in scorer.top(scores, limit + 5, wide.doc_filter(scorer)):
+            for docnum, score in scorer.top(
+                scores, max(tuning.wide_pool, limit + 5), wide.doc_filter(scorer)
+            ):
                 found.setdefault(docnum, score)
         return found
 
@@ -513,7 +530,9 @@ class Recaller:
         """
         found = dict(_top_hits(self._searcher, filters.restrict(keywords), pool))
         if wide is not None:
-            for docnum, score in _top_hits(self._searcher, wide.restrict(keywords), limit + 5):
+            for docnum, score in _top_hits(
+                self._searcher, wide.restrict(keywords), max(self.tuning.wide_pool, limit + 5)
+            ):
                 found.setdefault(docnum, score)  # only strong outside matches can rank
         return found
 

@@ -133,8 +133,13 @@ def same_fact(a: Candidate, b: Candidate, tuning: Tuning) -> bool:
     and Jaccard 0.5 are needed, and at least four words, so two short notes that share a
     topic word are not folded into one.
     """
-    if "summary" in (a.fields.get("kind"), b.fields.get("kind")):
-        return False  # a summary is its own hit: what a period held, not another copy of a line
+    kinds = (a.fields.get("kind"), b.fields.get("kind"))
+    if "summary" in kinds:
+        # A summary is its own hit (what a period held), unless a bullet of it restates the line
+        # it links to: then the two are one fact.
+        if not _summary_links(a, b):
+            return False
+        return overlap(a.words, b.words)[0] >= tuning.duplicate_overlap_linked
     if a.fields.get("text") == b.fields.get("text"):
         return True
     if a.fields.get("path") == b.fields.get("path"):
@@ -145,6 +150,21 @@ def same_fact(a: Candidate, b: Candidate, tuning: Tuning) -> bool:
     if _linked(a, b):
         return contained >= tuning.duplicate_overlap_linked
     return contained >= tuning.duplicate_overlap and jaccard >= 0.5
+
+
+def _summary_links(a: Candidate, b: Candidate) -> bool:
+    """Whether a summary bullet links the day of the other hit (a daily note's, a MEMORY item's
+    source, a day another summary's bullet links too)."""
+    summary, other = (a, b) if a.fields.get("kind") == "summary" else (b, a)
+    if other.fields.get("kind") == "summary":  # a week's and a month's bullet citing the same line
+        cited = [set(re.findall(r"\[\[(\d{4}-\d{2}-\d{2})", str(c.fields.get("text", "")))) for c in (a, b)]
+        return bool(cited[0] & cited[1])
+    day = day_of(other.fields)
+    days = {day.isoformat()} if day is not None and other.fields.get("kind") == "daily" else set()
+    if other.fields.get("kind") == "memory":
+        days.update(_LINK_DATE.findall(_source_field(other.fields)))
+    text = str(summary.fields.get("text", ""))
+    return any(f"[[{d}" in text for d in days)
 
 
 def _linked(a: Candidate, b: Candidate) -> bool:

@@ -1,0 +1,171 @@
+"""recall on kinds of data it was not tuned on: the time of an event, long dialogue as the query,
+Traditional script, user-assistant logs, facts that changed, questions across days, a new week."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+from collections.abc import Iterator
+
+import pytest
+from helpers import write
+
+from vault_tools.config import Config, load_config
+from vault_tools.index import Index
+from vault_tools.query import STOP_WORDS_ONLY
+from vault_tools.ranking import DEFAULT_TUNING
+from vault_tools.recall import Recaller
+
+AS_OF = dt.date(2026, 3, 12)  # a Thursday
+
+MEMORY = """---
+title: Long-term memory
+---
+# Long-term memory
+
+## Facts
+
+- 2026-01-05: Drinks two espressos every morning [importance:: 0.6] ^m-old111
+- 2026-03-01: Gave up coffee, drinks green tea every morning now [supersedes:: m-old111] [importance:: 0.6] ^m-new222
+"""
+
+DAYS = {
+    "2026-01-10": "- 09:00 Coffee order at work: a flat white with oat milk.\n",
+    "2026-02-01": "- 10:00 Swimming at the pool before work: 2 km, the pool was quiet.\n"
+    "- 10:05 Pool swim: bought a ten-visit swimming card for the pool.\n"
+    "- 10:10 Swimming goggles leak at the pool, need new ones for the pool.\n",
+    "2026-02-08": "- 10:00 Swimming again at the pool, 1.5 km.\n",
+    "2026-02-15": "- 10:00 Short swim, the pool was crowded.\n",
+    "2026-03-05": "- 14:00 Need to fix the fence sometime, it keeps falling over.\n"
+    "- 14:30 记下来：周末去买猫粮。\n"
+    "- 15:00 Quarterly planning notes for the platform team.\n",
+    "2026-03-06": "- 11:00 Groceries: leeks, rice, eggs.\n",
+    "2026-03-09": "- 20:01 **Assistant**: What genres of music do you enjoy?\n"
+    "- 20:02 **User**: Mostly jazz piano, Bill Evans above all.\n",
+    "2026-03-10": "- 09:00 Ordered a new desk lamp.\n- 21:00 爸爸的降压药是氨氯地平，每天早上吃一片。\n",
+    "2026-03-11": "- 08:00 Read two chapters of the novel on the train.\n"
+    "- 12:00 Lunch with Priya at the Vietnamese place.\n"
+    "- 18:00 Last Friday we finally fixed the boiler, the flat is warm again.\n"
+    "- 19:00 Back in 2019 I lived in Leipzig and repaired bikes at a shop in Plagwitz.\n",
+    "2026-03-12": "- 08:30 Coffee order changed: now a cortado, no more flat whites.\n",
+}
+
+
+@pytest.fixture(scope="module")
+def config(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Config]:
+    vault = tmp_path_factory.mktemp("kinds") / "vault"
+    write(vault / "MEMORY.md", MEMORY)
+    for day, body in DAYS.items():
+        write(vault / "memory" / f"{day}.md", f"---\ndate: {day}\n---\n{body}")
+    config = load_config(vault, env={})
+    Index(config).rebuild()
+    yield config
+
+
+@pytest.fixture(scope="module")
+def session(config: Config) -> Iterator[Recaller]:
+    with Recaller(config, catch_up="never") as warm:
+        yield warm
+
+
+def texts(session: Recaller, query: str, **options: object) -> list[str]:
+    result = session.recall(query, as_of=AS_OF, **options)  # type: ignore[arg-type]
+    return [hit.text for hit in result.results]
+
+
+# --- the time of the event, not of the note ----------------------------------------------------
+
+
+def test_a_note_written_later_that_tells_of_the_asked_day_counts_as_inside_it(session: Recaller) -> None:
+    result = session.recall("What did we fix on March 6?", as_of=AS_OF, explain=True)
+    boiler = next(h for h in result.results if "boiler" in h.text)
+    assert boiler.explain is not None and boiler.explain["window"] == 1.0  # "last Friday" of 03-11
+    assert result.results[0].text == boiler.text
+    session.tuning = dataclasses.replace(DEFAULT_TUNING, event_time=False)
+    try:
+        later = session.recall("What did we fix on March 6?", as_of=AS_OF, explain=True)
+        boiler = next(h for h in later.results if "boiler" in h.text)
+        assert boiler.explain is not None and boiler.explain["window"] < 1.0
+    finally:
+        session.tuning = DEFAULT_TUNING
+
+
+def test_a_year_long_before_any_note_does_not_hide_the_note_that_tells_of_it(session: Recaller) -> None:
+    assert "Leipzig" in texts(session, "Where did I live in 2019?")[0]
+
+
+def test_time_words_in_a_pasted_dialogue_are_weak_evidence(session: Recaller) -> None:
+    dialogue = (
+        "User: good morning! today is a busy day, lots to do today.\n"
+        "Assistant: Good morning! How can I help you today?\n"
+        "User: I want to plan the weekend, maybe something active.\n"
+        "Assistant: Sounds good. Anything in mind?\n"
+        "User: where do I swim, and did I buy a card for the pool?"
+    )
+    result = session.recall(dialogue, as_of=AS_OF)
+    assert result.filters["window"] is None  # "today" of a greeting is no window
+    assert "ten-visit swimming card" in result.results[0].text
+
+
+# --- Traditional script ----------------------------------------------------------------------
+
+
+def test_a_question_in_traditional_script_finds_the_simplified_note(session: Recaller) -> None:
+    result = session.recall("爸爸吃的降壓藥叫什麼？", as_of=AS_OF)
+    assert "氨氯地平" in result.results[0].text
+    assert "什么" not in result.filters["keywords"] and "什麼" not in result.filters["keywords"]
+
+
+# --- user-assistant logs, changed facts, questions across days ---------------------------------
+
+
+def test_the_users_answer_ranks_above_the_assistants_question(session: Recaller) -> None:
+    found = texts(session, "What genres of music do I enjoy?")
+    assert found[0] == "**User**: Mostly jazz piano, Bill Evans above all."
+    assert found[1] == "**Assistant**: What genres of music do you enjoy?"
+
+
+def test_a_question_about_now_ranks_the_latest_statement_first(session: Recaller) -> None:
+    found = texts(session, "What is my coffee order?")
+    assert found[0].startswith("Coffee order changed: now a cortado")
+    assert found.index("Coffee order at work: a flat white with oat milk.") > 0
+
+
+def test_an_item_the_heartbeat_marked_superseded_loses(session: Recaller) -> None:
+    result = session.recall("what do I drink every morning", as_of=AS_OF, explain=True)
+    assert result.results[0].text.startswith("Gave up coffee")
+    old = next(h for h in result.results if h.text.startswith("Drinks two espressos"))
+    assert old.explain is not None and old.explain["superseded"] == DEFAULT_TUNING.superseded_factor
+
+
+def test_a_question_across_days_spreads_the_top_hits_over_days(session: Recaller) -> None:
+    result = session.recall("How often did I go swimming at the pool?", as_of=AS_OF, limit=3)
+    assert len({hit.date for hit in result.results}) == 3
+    session.tuning = dataclasses.replace(DEFAULT_TUNING, day_repeat=1.0)
+    try:
+        stacked = session.recall("How often did I go swimming at the pool?", as_of=AS_OF, limit=3)
+        assert len({hit.date for hit in stacked.results}) < 3
+    finally:
+        session.tuning = DEFAULT_TUNING
+
+
+# --- a new user's week ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("query", ["what did I write yesterday", "what happened yesterday?", "昨天记了什么"])
+def test_asking_what_was_written_yesterday_lists_yesterdays_entries(session: Recaller, query: str) -> None:
+    result = session.recall(query, as_of=AS_OF)
+    assert result.filters["keywords"] == []  # nothing to match: it browses the day
+    assert [hit.date for hit in result.results[:4]] == ["2026-03-11"] * 4
+    assert all("猫粮" not in hit.text for hit in result.results)
+
+
+@pytest.mark.parametrize("query", ["the", "的", "what is it?", "什么是"])
+def test_a_query_of_stop_words_only_warns_and_returns_nothing(session: Recaller, query: str) -> None:
+    result = session.recall(query, as_of=AS_OF)
+    assert result.results == []
+    assert STOP_WORDS_ONLY in result.warnings
+
+
+def test_stop_words_with_a_filter_still_browse(session: Recaller) -> None:
+    assert session.recall("the", as_of=AS_OF, since="2026-03-11").results
