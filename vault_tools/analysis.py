@@ -127,7 +127,7 @@ ENGLISH_QUERY_STOP_WORDS: frozenset[str] = _word_set(
     this those through to told too under until up us ve very was we were what whats when where
     which while who whom whose why will with would you your yours yourself
     remember remembered recall recalled mention mentioned called named know knew thing things
-    stuff
+    stuff many much often times
     """
 )
 
@@ -205,22 +205,28 @@ def _irregular_lemmas() -> dict[str, tuple[str, ...]]:
 
 
 @lru_cache(maxsize=1)
-def _traditional_table() -> dict[int, int]:
-    """Traditional character -> its Simplified form (``cjk_traditional.tsv``), for ``str.translate``."""
+def _traditional() -> tuple[dict[int, int], frozenset[str]]:
+    """Traditional character -> its Simplified form (``cjk_traditional.tsv``), for ``str.translate``,
+    and the Traditional characters (a cheap test: most runs hold none)."""
     text = resources.files("vault_tools").joinpath("cjk_traditional.tsv").read_text(encoding="utf-8")
     table: dict[int, int] = {}
     for line in text.splitlines():
         if line and not line.startswith("#"):
             source, _, target = line.partition("\t")
             table[ord(source)] = ord(target)
-    return table
+    return table, frozenset(map(chr, table))
+
+
+def _fold_run(run: str) -> str:
+    table, traditional = _traditional()
+    return run if traditional.isdisjoint(run) else run.translate(table)
 
 
 def fold_cjk(text: str) -> str:
     """``text`` with its Traditional Chinese characters written Simplified, one for one (offsets hold)."""
-    if text.isascii() or not _CJK_CHAR_RE.search(text):
+    if text.isascii():
         return text
-    return text.translate(_traditional_table())
+    return _fold_run(text)
 
 
 @lru_cache(maxsize=65536)
@@ -246,7 +252,7 @@ def _terms(
     """
     pos = 0
     norm = _normalize_word
-    fold = _traditional_table()
+    fold = _fold_run
     for m in _TOKEN_RE.finditer(text):
         word = m.group(1)
         if word is not None:
@@ -259,7 +265,7 @@ def _terms(
                 yield norm(word), pos, m.start(), m.end()
             pos += 1
             continue
-        run = m.group(2).translate(fold)
+        run = fold(m.group(2))
         start = m.start()
         n = len(run)
         if n == 1:
