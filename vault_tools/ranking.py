@@ -85,8 +85,11 @@ class Tuning:
     outside_window: float = 0.8  # per day outside the word window
     outside_floor: float = 0.35  # the least a strong match far outside the word window keeps
     wide_pool: int = 0  # hits of the unwindowed search: max(wide_pool, limit + 5)
-    char_backoff: float = 0.2  # a character of a Chinese query's words on its own (backoff_chars)
+    char_backoff: float = (
+        0.0  # a character of a Chinese query's words on its own (backoff_chars); off: see README
+    )
     char_max: int = 4
+    char_word_df: int = 2  # ... of a query bigram in at most this many entries
     char_max_share: float = 0.01  # ... when the character ends a run in at most this share of entries
     time_word_weight: float = 0.3  # a named period of the question's time phrase, as a term
     chatter_weight: float = 0.3  # a long query's terms outside its last turn (query.ParsedQuery.long)
@@ -160,20 +163,27 @@ def keyword_parts(parsed: ParsedQuery, tuning: Tuning, searcher: Any = None) -> 
 def backoff_chars(parsed: ParsedQuery, tuning: Tuning, searcher: Any) -> list[str]:
     """The characters of a Chinese query's words searched on their own, weighted low.
 
-    Words that share one character meet no bigram (跑步 and 慢跑, 讨厌 and 厌恶, 拍照 and 照片),
-    so the rarer characters of the query's bigrams are searched alone too (as a character or any
-    bigram it starts), at :attr:`Tuning.char_backoff`: at most :attr:`Tuning.char_max` of them,
-    each in at most :attr:`Tuning.char_max_share` of the entries (a common one is slow and says
-    nothing).
+    Words that share one character meet no bigram (跑步 and 慢跑, 讨厌 and 厌恶, 拍照 and 照片).
+    So the characters of a query bigram that the notes (almost) never write as such
+    (:attr:`Tuning.char_word_df` entries at most) are searched alone too (as a character or
+    any bigram it starts), at :attr:`Tuning.char_backoff`: at most :attr:`Tuning.char_max` of
+    them, each ending a run in at most :attr:`Tuning.char_max_share` of the entries (a common
+    one is slow to search and says nothing). A bigram the notes do write needs no back-off, and
+    costs none.
     """
     from vault_tools import index as ix
     from vault_tools.analysis import is_cjk_char
 
     if tuning.char_backoff <= 0 or searcher is None:
         return []
-    chars = {
-        ch for t in parsed.terms if len(t) == 2 and t not in parsed.time_terms for ch in t if is_cjk_char(ch)
-    }
+    rare_words = [
+        t
+        for t in parsed.terms
+        if len(t) == 2
+        and t not in parsed.time_terms
+        and searcher.doc_frequency(ix.F_TEXT, t) <= tuning.char_word_df
+    ]
+    chars = {ch for t in rare_words for ch in t if is_cjk_char(ch)}
     chars -= set(parsed.terms)
     if not chars:
         return []
@@ -422,8 +432,8 @@ def demote_superseded(ranked: Sequence[Candidate], tuning: Tuning) -> None:
 
 
 def prefer_latest(ranked: list[Candidate], terms: Sequence[str], tuning: Tuning) -> list[Candidate]:
-    """For a question about now: among the best hits that hold every query term (one subject;
-    two terms at least) and score within :attr:`Tuning.latest_ratio` of the best of them, the
+    """For a question about now: among the best hits that hold every query word the best hit
+    holds (one subject) and score within :attr:`Tuning.latest_ratio` of the best of them, the
     newest ranks first.
 
     "What is my coffee order?" finds "a flat white" (February) and "switched to a cortado"
@@ -431,12 +441,12 @@ def prefer_latest(ranked: list[Candidate], terms: Sequence[str], tuning: Tuning)
     """
     from vault_tools.analysis import tokenize
 
-    wanted = set(terms)
-    if tuning.latest_ratio >= 1.0 or len(wanted) < 2:
+    if tuning.latest_ratio >= 1.0 or not ranked or not terms:
         return ranked
-    members = [
-        c for c in ranked[: tuning.answer_top] if wanted <= set(tokenize(str(c.fields.get("text", ""))))
-    ]
+    top = ranked[: tuning.answer_top]
+    held = [set(terms) & set(tokenize(str(c.fields.get("text", "")))) for c in top]
+    wanted = held[0]  # the subject: the query words the best hit says
+    members = [c for c, words in zip(top, held, strict=True) if wanted and wanted <= words]
     if len(members) < 2:
         return ranked
     best = max(c.score for c in members)
