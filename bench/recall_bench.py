@@ -49,6 +49,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
 import retrieval_set as rs  # noqa: E402
+from locomo_bench import tuning_with  # noqa: E402
 
 from vault_tools import service  # noqa: E402
 from vault_tools.analysis import query_terms, tokenize  # noqa: E402
@@ -59,7 +60,10 @@ from vault_tools.ranking import DEFAULT_TUNING, Tuning  # noqa: E402
 from vault_tools.recall import Recaller  # noqa: E402
 
 K = 10
-SLICES = ("all", "en", "zh", "question", "keyword", "time", "late", "tag", "dup")
+SLICES = (
+    "all", "core", "en", "zh", "question", "keyword", "time", "late", "tag", "dup",
+    "trad", "dialogue", "log", "changed", "days", "phrase", "morph",
+)  # fmt: skip
 
 Ranker = Callable[[rs.Query], list[set[str]]]  # a ranked list; each item: the places it stands for
 
@@ -142,7 +146,7 @@ def fts_ranker(fts: Fts5, terms: Callable[[str], list[str]]) -> Ranker:
     return rank
 
 
-def quality(out: Path, verbose: bool) -> None:
+def quality(out: Path, verbose: bool, extra: dict[str, Tuning] | None = None, ablation: bool = True) -> None:
     started = time.perf_counter()
     vault = out / "quality-vault"
     if vault.exists():
@@ -173,6 +177,9 @@ def quality(out: Path, verbose: bool) -> None:
         ),
         "recall, no coordination": dataclasses.replace(DEFAULT_TUNING, coordination=0.0),
     }
+    if not ablation:
+        variants = {"recall (shipped)": DEFAULT_TUNING}
+    variants.update(extra or {})
     for name, tuning in variants.items():
         rank, session = recall_ranker(config, tuning)
         rows[name] = rank
@@ -429,11 +436,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--out", type=Path, default=HERE / "out", help="where vaults are kept (bench/out)")
     parser.add_argument("--verbose", action="store_true", help="list the shipped recall's misses")
+    parser.add_argument("--no-ablation", action="store_true", help="only the shipped row and the baselines")
+    parser.add_argument(
+        "--tune",
+        action="append",
+        default=[],
+        metavar="NAME:K=V,K=V",
+        help="an extra row with these Tuning fields changed (repeatable)",
+    )
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     if not args.no_quality:
         with tempfile.TemporaryDirectory(dir=args.out) as tmp:
-            quality(Path(tmp), args.verbose)
+            extra = {}
+            for spec in args.tune:
+                name, _, pairs = spec.partition(":")
+                extra[name] = tuning_with(DEFAULT_TUNING, pairs)
+            quality(Path(tmp), args.verbose, extra, not args.no_ablation)
     if args.latency:
         latency(args.out, args.entries, args.queries)
     print(f"\n(run on {dt.date.today()}, Python {sys.version.split()[0]}, {os.cpu_count()} cores)")

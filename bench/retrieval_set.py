@@ -47,6 +47,7 @@ class Fact:
     importance: float | None = None  # for the MEMORY item
     only_memory: bool = False  # no daily entry: the fact lives in MEMORY.md only
     time: str | None = None  # HH:MM prefix in the daily note
+    extra: tuple[str, ...] = ()  # more lines of the same day about it: one group with the fact
 
 
 @dataclass(frozen=True)
@@ -64,8 +65,9 @@ def F(
     importance: float | None = None,
     only_memory: bool = False,
     time: str | None = None,
+    extra: tuple[str, ...] = (),
 ) -> Fact:
-    return Fact(id, date, text, memory, importance, only_memory, time)
+    return Fact(id, date, text, memory, importance, only_memory, time, extra)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -425,10 +427,97 @@ FACTS: list[Fact] = [
     ),
 ]
 
+
+# ---------------------------------------------------------------------------------------------
+# Slices added for the kinds of data recall was not tuned on (issue 28). Each slice names its
+# kind: ``trad`` (the question in Traditional script), ``dialogue`` (the dialogue so far as the
+# query, time words in its chatter), ``log`` (a user-assistant log: the assistant's question
+# repeats the words, the user's answer is the memory), ``changed`` (a fact that changed: only
+# the current statement answers), ``days`` (a question across days: each day is one group, with
+# near-copies on the same day), ``phrase`` (time phrases that name the event's time), ``morph``
+# (Chinese words sharing one character with the note's).
+
+FACTS += [
+    # --- a user-assistant log
+    F("a01q", "2026-10-06", "**Assistant**: What kind of music do you enjoy when you work?", time="20:01"),
+    F(
+        "a01",
+        "2026-10-06",
+        "**User**: Mostly jazz piano, Bill Evans and Keith Jarrett; lyrics distract me.",
+        time="20:02",
+    ),
+    F(
+        "a02q",
+        "2026-08-25",
+        "**Assistant**: Which programming languages do you use at your job?",
+        time="21:10",
+    ),
+    F(
+        "a02",
+        "2026-08-25",
+        "**User**: Go for the services and a bit of Rust for the parser, Python only for scripts.",
+        time="21:11",
+    ),
+    F("a03q", "2026-07-14", "**Assistant**: 你平时喜欢看什么类型的电影？", time="22:30"),
+    F("a03", "2026-07-14", "**User**: 主要看科幻片和纪录片，最近在补诺兰的作品。", time="22:31"),
+    F(
+        "a04q",
+        "2026-05-19",
+        "**Assistant**: What do you usually eat for breakfast on weekdays?",
+        time="07:40",
+    ),
+    F("a04", "2026-05-19", "**User**: Oatmeal with blueberries and a boiled egg.", time="07:41"),
+    # --- facts that changed: the older statement is not an answer
+    F("c01old", "2026-02-10", "My coffee order is a flat white with whole milk."),
+    F("c01", "2026-10-15", "Switched my coffee order to an oat milk cortado; no more flat whites."),
+    F("c02old", "2026-03-03", "To-do: renew the car insurance before April."),
+    F("c02", "2026-03-28", "Done: renewed the car insurance with HUK, 412 euros a year."),
+    F("c03old", "2026-06-01", "Plan: a trip to Lisbon in September with Maria."),
+    F("c03", "2026-08-20", "Cancelled the Lisbon trip in September; Maria can't get time off."),
+    F("c04old", "2026-04-10", "现在每天喝两杯美式咖啡。"),
+    F("c04", "2026-11-03", "戒咖啡了，现在每天只喝绿茶。"),
+    F("c05old", "2026-01-15", "Working on the search team with Jonas."),
+    F("c05", "2026-09-07", "Moved to the platform team; Jonas stays on the search team."),
+    # --- the same activity on many days, with near-copies on one day
+    F(
+        "d01",
+        "2026-10-04",
+        "Swam 1.5 km at the Stadtbad Neukölln before work.",
+        extra=(
+            "Stadtbad Neukölln swim: bought a 10-visit card for the pool.",
+            "Swim notes: need new goggles, the old ones leak at the pool.",
+        ),
+    ),
+    F("d02", "2026-10-11", "Swimming again at Stadtbad Neukölln, 2 km, felt strong."),
+    F("d03", "2026-10-18", "Short swim, 1 km; the pool was crowded."),
+    F("d04", "2026-10-27", "Swam 2.5 km, my longest swim so far."),
+    F("d05", "2026-09-06", "早上在公园慢跑了五公里。"),
+    F(
+        "d06",
+        "2026-09-13",
+        "晨跑六公里，配速比上周快。",
+        extra=("跑步后拉伸了二十分钟，跑步鞋该换了。", "跑步的时候听了一期播客，跑步真解压。"),
+    ),
+    F("d07", "2026-09-27", "跑步八公里，膝盖有点酸。"),
+    # --- time phrases that name when something happened
+    F("e01", "2026-05-12", "Back in 2019 I lived in Leipzig and repaired bikes at a shop in Plagwitz."),
+    F("e02", "2026-06-02", "Last weekend we drove to the Baltic Sea and stayed in Warnemünde."),
+    F("e03", "2026-09-03", "Open-air cinema at the Hasenheide last week: we watched Casablanca."),
+    F("e04", "2026-04-20", "The greenhouse has 12 tomato plants and 4 chili plants now."),
+    F("e04later", "2026-10-01", "The greenhouse has 20 tomato plants now, and the chilies are gone."),
+    F("e05", "2026-03-27", "在 Zalando 做了三年前端工作，这个月底离职，下个月去新公司。"),
+    F("e06", "2026-01-22", "Snow all week; the Landwehr canal froze over for the first time in years."),
+    # --- Traditional script in a note
+    F("t01", "2026-09-08", "跟朋友去陽明山爬山，看到很多蝴蝶。"),
+    # --- Chinese words that share one character
+    F("k01", "2026-07-05", "在颐和园拍了很多照片，荷花开得正好。"),
+    F("k02", "2026-03-09", "非常厌恶香菜的味道，点菜时记得说不要香菜。"),
+]
+
 # ---------------------------------------------------------------------------------------------
 # Queries: (text, answering facts, extra slices). Language, tag and dup slices are derived.
 
-_Q: list[tuple[str, str, str]] = [
+_Q: list[tuple[str, str, str]] = [  # the first 174: the "core" slice (the set before issue 28)
     # --- English, natural-language questions
     ("What did we decide about auth last week?", "w01", "time question"),
     ("What did we decide about auth?", "w01", "question"),
@@ -609,6 +698,86 @@ _Q: list[tuple[str, str, str]] = [
     ("编辑器", "m04", "keyword"),
 ]
 
+_Q += [
+    # --- the question in Traditional script, the note in Simplified (and one the other way)
+    ("爸爸吃的降壓藥叫什麼？", "z08", "trad question"),
+    ("搬家公司報價多少？", "z19", "trad question"),
+    ("貓糧換成了哪個牌子？", "z21", "trad question"),
+    ("我有沒有提過深蹲的時候要注意什麼？", "z24", "trad question"),
+    ("媽媽的血壓怎麼樣？", "z10", "trad question"),
+    ("觀察者模式是怎麼工作的？", "z03", "trad question"),
+    ("團隊週五下午還開會嗎？", "z13", "trad question"),
+    ("去阳明山看到了什么？", "t01", "trad question"),
+    # --- the dialogue so far as the query
+    (
+        "User: hey, good morning!\nAssistant: Good morning! How can I help you today?\n"
+        "User: I'm planning dinner tonight and thinking about going out, the weather is nice today.\n"
+        "Assistant: Nice. Any cuisine in mind?\nUser: what was that ramen place I tried, was the broth good?",
+        "p22",
+        "dialogue question",
+    ),
+    (
+        "用户：你好，今天天气不错。\n助手：是啊，今天有什么可以帮你的？\n"
+        "用户：我今天想整理一下投资的事情，顺便想想周末做什么。\n助手：好的，你想从哪里开始？\n"
+        "用户：我之前定投的基金每个月扣多少钱？",
+        "z07",
+        "dialogue question",
+    ),
+    (
+        "User: So today I finally cleaned my desk and found a lot of old stuff.\n"
+        "Assistant: That sounds satisfying! Anything interesting?\n"
+        "User: Some receipts, old cables, and the manual for my bike.\nAssistant: Do you still ride it a lot?\n"
+        "User: Yes. Where did I get the flat tire fixed last time?",
+        "p15",
+        "dialogue question",
+    ),
+    (
+        "User: I have a long week ahead, meetings every day.\nAssistant: Sounds busy. Want help preparing?\n"
+        "User: Yes, for the infrastructure one today. How many nodes does the staging cluster run on?",
+        "w07",
+        "dialogue question",
+    ),
+    (
+        "用户：最近工作有点累，今天也加班了。\n助手：要注意休息。有什么我能帮忙的吗？\n"
+        "用户：帮我回忆一下，健身教练说深蹲的时候要注意什么？",
+        "z24",
+        "dialogue question",
+    ),
+    (
+        "User: morning! today is a bit hectic\nAssistant: I'm here to help. What's up?\n"
+        "User: My friend is cooking for me tonight and wants to make a Thai curry with a sauce.\n"
+        "Assistant: Good of her to ask what you can eat.\nUser: what am I allergic to again?",
+        "p11",
+        "dialogue question",
+    ),
+    # --- a user-assistant log: the answer, not the question that repeats the words
+    ("What kind of music do I enjoy when I work?", "a01", "log question"),
+    ("Which programming languages do I use at my job?", "a02", "log question"),
+    ("我平时喜欢看什么类型的电影？", "a03", "log question"),
+    ("What do I usually eat for breakfast on weekdays?", "a04", "log question"),
+    # --- changed facts: the current statement first
+    ("What is my coffee order?", "c01", "changed question"),
+    ("Is renewing the car insurance still on my list?", "c02", "changed question"),
+    ("Am I going on the Lisbon trip in September?", "c03", "changed question"),
+    ("我现在每天喝什么？", "c04", "changed question"),
+    ("Which team am I on?", "c05", "changed question"),
+    # --- questions across days: each day is one answer
+    ("How often did I go swimming in October?", "d01 d02 d03 d04", "days question time"),
+    ("九月跑了几次步？", "d05 d06 d07", "days question time morph"),
+    # --- time phrases
+    ("Where did I live in 2019?", "e01", "phrase question time"),
+    ("Where did we go the last weekend of May?", "e02", "phrase question time late"),
+    ("What film did we watch towards the end of summer 2026?", "e03", "phrase question time late"),
+    ("How many tomato plants were in the greenhouse as of May 2026?", "e04", "phrase question time"),
+    ("2026 年 4 月以前 我在哪里工作？", "e05", "phrase question time"),
+    ("What froze over in the second half of January?", "e06", "phrase question time"),
+    # --- Chinese words that share one character with the note's
+    ("在颐和园拍照了吗？", "k01", "morph question"),
+    ("我讨厌什么味道？", "k02", "morph question"),
+]
+
+CORE_QUERIES = 174
+
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7a3]")
 _TAG = re.compile(r"(?:^|\s)(?:#|tag:)\S")
 _FACTS = {f.id: f for f in FACTS}
@@ -624,7 +793,10 @@ def _slices(text: str, facts: tuple[str, ...], extra: str) -> frozenset[str]:
     return frozenset(slices)
 
 
-QUERIES: list[Query] = [Query(t, tuple(f.split()), _slices(t, tuple(f.split()), s)) for t, f, s in _Q]
+QUERIES: list[Query] = [
+    Query(t, tuple(f.split()), _slices(t, tuple(f.split()), s + (" core" if i < CORE_QUERIES else "")))
+    for i, (t, f, s) in enumerate(_Q)
+]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -661,7 +833,7 @@ def plant(vault: Path) -> None:
             by_day[fact.date].append(fact)
     for day, facts in sorted(by_day.items()):
         path = vault / "memory" / f"{day}.md"
-        lines = [_daily_line(f) for f in facts]
+        lines = [line for f in facts for line in (_daily_line(f), *(f"- {x}" for x in f.extra))]
         if path.exists():
             text = path.read_text(encoding="utf-8").rstrip("\n") + "\n\n## Log\n\n" + "\n".join(lines) + "\n"
         else:
@@ -681,6 +853,7 @@ def locate(vault: Path) -> dict[str, set[str]]:
     loaded, _ = read_vault(vault)
     places: dict[str, set[str]] = {f.id: set() for f in FACTS}
     wanted_daily = {f.text: f.id for f in FACTS if not f.only_memory}
+    wanted_daily.update({x: f.id for f in FACTS for x in f.extra})
     wanted_memory = {
         (f.text if f.only_memory else f.memory): f.id for f in FACTS if f.memory or f.only_memory
     }
