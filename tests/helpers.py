@@ -47,23 +47,25 @@ sys.exit(cli.main(sys.argv[2:]))
 """
 
 
-#: Runs ``vault-tools ARGS...`` (a watcher) with each index batch announced (``BATCH n files``) and
-#: batch number HOLD_BATCH held (asleep) at POINT inside it, announced ``HELD point``: ``parse``
-#: (after the batch's first file was read and added, before the next), ``commit`` (every file
-#: added, before Whoosh's commit) or ``manifest`` (Whoosh committed, before the manifest is saved).
-#: ``python -c WATCH_BATCHES HOLD_BATCH POINT ARGS...``.
+#: Runs ``vault-tools ARGS...`` (a watcher) with each index batch announced (``BATCH n files``);
+#: the first batch that starts once the file ARM exists is held (asleep) at POINT inside it,
+#: announced ``HELD point``: ``parse`` (after the batch's first file was read and added, before the
+#: next), ``commit`` (every file added, before Whoosh's commit) or ``manifest`` (Whoosh committed,
+#: before the manifest is saved). ``python -c WATCH_BATCHES ARM POINT ARGS...``.
 WATCH_BATCHES = """
-import sys, time
+import os, sys, time
 from vault_tools import cli, index_writer
-hold_batch, point = int(sys.argv[1]), sys.argv[2]
-batches = []
+arm, point = sys.argv[1], sys.argv[2]
+batches, held = [], []
 def hold(where):
-    if len(batches) == hold_batch:
+    if held and held[0] == len(batches):
         print("HELD", where, flush=True)
         time.sleep(3600)
 real_apply = index_writer.IndexWriting._apply
 def apply(self, report, manifest, work, **options):
     batches.append(len(work))
+    if not held and os.path.exists(arm):
+        held.append(len(batches))
     print("BATCH", len(batches), len(work), flush=True)
     return real_apply(self, report, manifest, work, **options)
 real_one = index_writer.IndexWriting._apply_one
