@@ -418,6 +418,20 @@ def test_a_password_in_prose_is_a_secret(text: str, password: str) -> None:
     assert password not in redacted.replace("[REDACTED:credential]", "")
 
 
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        ("the door code is 1234567890", True),
+        ("the door code is 12345678901", False),
+        ("the gate code is *2580#", True),
+        ("the gate code is X2580X", False),
+        ("mysql://root:abc@localhost/db", False),
+    ],
+)
+def test_codes_and_connection_passwords_have_bounds(text: str, found: bool) -> None:
+    assert is_secret(text) is found, find_sensitive(text)
+
+
 @pytest.mark.parametrize("text", PROSE_ABOUT_PASSWORDS)
 def test_prose_about_passwords_is_not_a_secret(text: str) -> None:
     assert not is_secret(text), find_sensitive(text)
@@ -492,6 +506,7 @@ TRUE_POSITIVES = [
     ("银行卡密码为 837261", "credential", "837261"),
     ("postgres://admin:S3cretPass@db.internal:5432/app", "credential", "S3cretPass"),
     ("mysql://root:toor1234@localhost/db", "credential", "toor1234"),
+    ("redis://default:s3cr@cache.internal:6379", "credential", "s3cr"),
     # government ids
     ("SSN 123-45-6789", "government_id", "123-45-6789"),
     ("social security number: 123456789", "government_id", "123456789"),

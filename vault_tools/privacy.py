@@ -255,10 +255,9 @@ def _password_placeholder(value: str) -> bool:
 
 
 def _password_like(value: str) -> bool:
-    """A password inside a connection string: not a placeholder or a word about passwords."""
-    if len(value) < 4 or _placeholder(value) or value.lower() in _ABOUT_PASSWORDS:
-        return False
-    return not value.startswith(("/", "~/", "./", "http://", "https://"))
+    """A password inside a connection string (which holds no "/"): not a placeholder or a word
+    about passwords."""
+    return len(value) >= 4 and not _placeholder(value) and value.lower() not in _ABOUT_PASSWORDS
 
 
 def _prose_word(word: str) -> bool:
