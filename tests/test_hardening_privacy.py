@@ -302,6 +302,9 @@ def test_direct_recall_hides_private(
             leaked += leaks(texts(tools.search(query, limit=limit)), private)
         finally:
             tools.close()
+        # a group chat's rule is a requirement (Whoosh's Require), not an exclusion: nothing here is its
+        group = recall(config, query, chat="group", as_of=AS_OF, limit=limit)
+        leaked += leaks("\n".join(h.text for h in group.results), made)
     assert leaked == []
 
 
