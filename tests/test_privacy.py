@@ -426,10 +426,22 @@ def test_a_password_in_prose_is_a_secret(text: str, password: str) -> None:
         ("the gate code is *2580#", True),
         ("the gate code is X2580X", False),
         ("mysql://root:abc@localhost/db", False),
+        ("密钥：abc", False),  # a key must look random
+        ("开锁码是abcd", False),  # a code is digits
+        ('密码是"********"', False),
+        ("密码是“********”", False),
     ],
 )
 def test_codes_and_connection_passwords_have_bounds(text: str, found: bool) -> None:
     assert is_secret(text) is found, find_sensitive(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "exactly"),
+    [('WiFi密码是"guest"', "guest"), ("口令是芝麻开门了", "芝麻开门"), ("PIN码：4821", "4821")],
+)
+def test_a_chinese_password_finding_is_the_password_alone(text: str, exactly: str) -> None:
+    assert [(f.kind, f.text) for f in find_sensitive(text)] == [("credential", exactly)]
 
 
 @pytest.mark.parametrize("text", PROSE_ABOUT_PASSWORDS)
