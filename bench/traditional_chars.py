@@ -21,9 +21,11 @@ script makes.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from generated_table import write_or_check
 
 HERE = Path(__file__).resolve().parent
 TABLE = HERE.parent / "vault_tools" / "cjk_traditional.tsv"
@@ -58,19 +60,7 @@ def render() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--check", action="store_true", help="only compare with the shipped table")
-    args = parser.parse_args(argv)
-    text = render()
-    if args.check:
-        same = TABLE.read_text(encoding="utf-8") == text
-        print(f"{TABLE}: {'up to date' if same else 'differs; run bench/traditional_chars.py'}")
-        return 0 if same else 1
-    TABLE.write_text(text, encoding="utf-8")
-    print(f"wrote {TABLE}: {text.count(chr(10)) - HEADER.count(chr(10))} characters")
-    return 0
+    return write_or_check(argv, __doc__, TABLE, render, HEADER, "characters", Path(__file__).name)
 
 
 if __name__ == "__main__":
