@@ -37,7 +37,7 @@ from whoosh.analysis import NgramAnalyzer, StemmingAnalyzer
 from whoosh.filedb.filestore import RamStorage
 from whoosh.query import And, Or, Query, Term
 
-from vault_tools.analysis import BilingualAnalyzer, query_terms, term_query, tokenize
+from vault_tools.index.analysis import BilingualAnalyzer, query_terms, term_query, tokenize
 
 NOTES: dict[str, str] = {
     # health
@@ -466,9 +466,9 @@ def build_seconds(analyzer: Any, texts: list[str], repeat: int = 2) -> float:
 COLD_START = {
     "StemmingAnalyzer": "from whoosh.analysis import StemmingAnalyzer as A; a = A()",
     "NgramAnalyzer(2)": "from whoosh.analysis import NgramAnalyzer as A; a = A(2)",
-    "ours": "from vault_tools.analysis import text_analyzer; a = text_analyzer()",
-    "ours, unigrams=none": "from vault_tools.analysis import BilingualAnalyzer as A; a = A(cjk_unigrams='none')",
-    "ours, unigrams=all": "from vault_tools.analysis import BilingualAnalyzer as A; a = A(cjk_unigrams='all')",
+    "ours": "from vault_tools.index.analysis import text_analyzer; a = text_analyzer()",
+    "ours, unigrams=none": "from vault_tools.index.analysis import BilingualAnalyzer as A; a = A(cjk_unigrams='none')",
+    "ours, unigrams=all": "from vault_tools.index.analysis import BilingualAnalyzer as A; a = A(cjk_unigrams='all')",
     "jieba ChineseAnalyzer": "import logging, jieba; jieba.setLogLevel(logging.WARNING)\n"
     "from jieba.analyse import ChineseAnalyzer as A; a = A()",
 }

@@ -29,9 +29,9 @@ from unittest import mock
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from vault_tools import note_tail
 from vault_tools.config import load_config
-from vault_tools.index import Index
+from vault_tools.index.index import Index
+from vault_tools.notes import tail as note_tail
 
 DAY = "2026-12-04"
 WORDS = ("deploy", "postgres", "tea", "meeting", "部署", "数据库", "lesson", "otter", "上周", "billing")

@@ -9,7 +9,7 @@ makes two vaults per conversation (verbatim transcripts, and the short facts an 
 note), runs the heartbeat weekly as a scheduled job would (``--no-llm``) and compares MEMORY.md
 and the weekly summaries with what was later asked and with the annotated events. This runner
 uses the scorer's own functions for everything but the schedule, which it runs in this process
-(:func:`vault_tools.heartbeat.run_heartbeat`, the CLI's ``heartbeat --as-of D --no-llm``) instead
+(:func:`vault_tools.heartbeat.run.run_heartbeat`, the CLI's ``heartbeat --as-of D --no-llm``) instead
 of a process per run, so its figures agree with ``curate_score.py --vault-tools vault-tools``.
 The data is licensed for non-commercial use and is never copied into this repository.
 
@@ -41,8 +41,9 @@ sys.path.insert(0, str(HERE))
 
 from locomo_bench import DEFAULT_LOCOMO, load_module  # noqa: E402
 
-from vault_tools import heartbeat, insights  # noqa: E402
 from vault_tools.config import Config, load_config  # noqa: E402
+from vault_tools.curation import insights  # noqa: E402
+from vault_tools.heartbeat import run as heartbeat  # noqa: E402
 
 #: The ablation: each part of the salience model off alone (fields of insights.Rules).
 VARIANTS: dict[str, dict[str, Any]] = {

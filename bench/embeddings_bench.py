@@ -45,11 +45,11 @@ import retrieval_set as rs  # noqa: E402
 from llm_server import LLMServer  # noqa: E402
 
 from vault_tools.config import Config, load_config  # noqa: E402
-from vault_tools.fusion import DEFAULT_FUSION, Fusion  # noqa: E402
-from vault_tools.index import Index  # noqa: E402
-from vault_tools.ranking import DEFAULT_TUNING  # noqa: E402
-from vault_tools.recall import Recaller  # noqa: E402
-from vault_tools.vectors import VectorStore, fill_vault  # noqa: E402
+from vault_tools.index.index import Index  # noqa: E402
+from vault_tools.recall.fusion import DEFAULT_FUSION, Fusion  # noqa: E402
+from vault_tools.recall.ranking import DEFAULT_TUNING  # noqa: E402
+from vault_tools.recall.recall import Recaller  # noqa: E402
+from vault_tools.vectors.cache import VectorStore, fill_vault  # noqa: E402
 
 MODEL = "all-MiniLM-L6-v2"
 
@@ -204,7 +204,8 @@ class Recording(ModeRetriever):
         self.vault = str(vault)
 
     def search(self, query: str, limit: int) -> list[Any]:
-        from vault_tools import fusion, vectors
+        from vault_tools.recall import fusion
+        from vault_tools.vectors import cache as vectors
 
         real, real_sims = fusion.fuse, vectors.VectorIndex.similarities
         seen: list[Scored] = []
@@ -394,7 +395,7 @@ def random_fill(config: Config, index: Index) -> str:
     on what the vectors say (real embedding of 100k entries is timed separately, by extrapolation)."""
     with VectorStore(config) as store:
         if store.count() < index.entry_count() * 0.9:
-            from vault_tools.vectors import key_text, vector_codes
+            from vault_tools.vectors.cache import key_text, vector_codes
 
             searcher = index.open_searcher()
             keys = sorted({key_text(int(code)) for code in vector_codes(searcher, store) if code})
@@ -414,7 +415,7 @@ import dataclasses, json, sys, time
 from pathlib import Path
 started = time.perf_counter()
 from vault_tools.config import load_config
-from vault_tools.recall import Recaller
+from vault_tools.recall.recall import Recaller
 vault, mode, query = sys.argv[1], sys.argv[2], sys.argv[3]
 config = load_config(Path(vault))
 if mode == "off":

@@ -44,8 +44,8 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from llm_server import LLMServer, Reply, user_payload  # type: ignore[import-not-found]  # noqa: E402
 
-from vault_tools import heartbeat  # noqa: E402
 from vault_tools.config import LLMConfig, load_config  # noqa: E402
+from vault_tools.heartbeat import run as heartbeat  # noqa: E402
 
 END = dt.date(2026, 12, 1)
 TOOLS = [
@@ -400,7 +400,7 @@ import json, resource, sys, time
 sys.path.insert(0, sys.argv[1])
 import datetime as dt
 from pathlib import Path
-from vault_tools import heartbeat
+from vault_tools.heartbeat import run as heartbeat
 from vault_tools.config import load_config
 config = load_config(Path(sys.argv[2]))
 own = resource.getrusage(resource.RUSAGE_SELF)

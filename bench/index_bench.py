@@ -1,4 +1,4 @@
-"""Index benchmark: Whoosh (vault_tools.index) side by side with SQLite FTS5, in one run.
+"""Index benchmark: Whoosh (vault_tools.index.index) side by side with SQLite FTS5, in one run.
 
     python bench/index_bench.py [--sizes 10000,100000] [--quick] [--saves 50] [--work DIR]
                                 [--baseline-src DIR] [--rounds N]
@@ -18,7 +18,7 @@ three years, 40% English / 30% Chinese / 30% mixed, plus a MEMORY.md of 2,000 it
 * save-to-searchable latency over ``--saves`` saves that cycle through in-place, temp + rename,
   ``sed -i``, ``cp`` over, and delete + recreate, each adding an entry with a unique marker word.
   Two readers poll in other processes: *watcher* searches the index only (the watcher alone makes
-  the edit searchable), *recall* calls ``vault_tools.recall.recall()`` (it also catches up by
+  the edit searchable), *recall* calls ``vault_tools.recall.recall.recall()`` (it also catches up by
   itself, as the CLI does).
 
 Prints Markdown tables (times, sizes, ratios to FTS5, targets). Numbers from a shared machine are
@@ -58,7 +58,7 @@ BUILD_WHOOSH = """
 import json, resource, sys, time
 from pathlib import Path
 from vault_tools.config import load_config
-from vault_tools.index import Index
+from vault_tools.index.index import Index
 started = time.perf_counter()
 report = Index(load_config(Path(sys.argv[1])), lock_timeout=600).rebuild()
 seconds = time.perf_counter() - started
@@ -71,8 +71,8 @@ print(json.dumps({"seconds": seconds, "cpu": cpu, "entries": report.entries, "rs
 BUILD_FTS = """
 import json, resource, sqlite3, sys, time
 from pathlib import Path
-from vault_tools import notes
-from vault_tools.analysis import tokenize
+from vault_tools.notes import model as notes
+from vault_tools.index.analysis import tokenize
 vault, db, mode = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
 db.unlink(missing_ok=True)
 started = time.perf_counter()
@@ -102,14 +102,14 @@ config = load_config(Path(sys.argv[1]))
 mode = sys.argv[2]
 if mode == "watcher":
     from whoosh.query import Term
-    from vault_tools.analysis import tokenize
-    from vault_tools.index import Index
+    from vault_tools.index.analysis import tokenize
+    from vault_tools.index.index import Index
     idx = Index(config)
     def present(marker):
         term = tokenize(marker)[0]
         return idx.read(lambda s: len(s.search(Term("text", term), limit=1))) > 0
 else:
-    from vault_tools.recall import recall
+    from vault_tools.recall.recall import recall
     def present(marker):
         return any(marker in hit.text for hit in recall(config, marker, limit=3).results)
 print("ready", flush=True)
@@ -200,7 +200,7 @@ def measure_builds(
 
 def measure_noop(vault: Path, result: SizeResult) -> None:
     from vault_tools.config import load_config
-    from vault_tools.index import Index
+    from vault_tools.index.index import Index
 
     config = load_config(vault)
     lib, ensure = [], []

@@ -9,7 +9,7 @@ Every row runs the same 175+ queries over the same entries; recall@k counts the 
 query's answering facts found in the top k (a fact written in two places counts once, found
 through either place or a hit's ``also_in``); MRR is of the first answering fact. Rows:
 
-* ``recall`` as shipped (``vault_tools.recall``, word windows padded);
+* ``recall`` as shipped (``vault_tools.recall.recall``, word windows padded);
 * the word-window alternatives: ``exact`` window, ``rank`` (no filter, ranked by distance),
   ``ignore`` (time words left in the keywords);
 * ``BM25 (FTS5)``: SQLite FTS5 ``bm25()`` over the same entries, OR of every query term, no
@@ -51,13 +51,13 @@ sys.path.insert(0, str(HERE.parent))
 import retrieval_set as rs  # noqa: E402
 from locomo_bench import tuning_with  # noqa: E402
 
-from vault_tools import service  # noqa: E402
-from vault_tools.analysis import query_terms, tokenize  # noqa: E402
 from vault_tools.config import Config, load_config  # noqa: E402
-from vault_tools.index import Index  # noqa: E402
-from vault_tools.notes import read_vault  # noqa: E402
-from vault_tools.ranking import DEFAULT_TUNING, Tuning  # noqa: E402
-from vault_tools.recall import Recaller  # noqa: E402
+from vault_tools.index.analysis import query_terms, tokenize  # noqa: E402
+from vault_tools.index.index import Index  # noqa: E402
+from vault_tools.notes.model import read_vault  # noqa: E402
+from vault_tools.recall.ranking import DEFAULT_TUNING, Tuning  # noqa: E402
+from vault_tools.recall.recall import Recaller  # noqa: E402
+from vault_tools.watch import service  # noqa: E402
 
 K = 10
 SLICES = (
@@ -383,7 +383,7 @@ def latency(out: Path, entries: int, count: int) -> None:
     fts.db.close()
     script = (
         "import sqlite3,sys\n"
-        "from vault_tools.analysis import query_terms\n"
+        "from vault_tools.index.analysis import query_terms\n"
         "db=sqlite3.connect(sys.argv[1]);t=query_terms(sys.argv[2])\n"
         "m=' OR '.join('\"'+x.replace('\"','\"\"')+'\"' for x in t)\n"
         "db.execute('SELECT place FROM e WHERE e MATCH ? ORDER BY bm25(e) LIMIT 10',(m,)).fetchall()\n"

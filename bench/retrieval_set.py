@@ -848,7 +848,7 @@ def plant(vault: Path) -> None:
 
 def locate(vault: Path) -> dict[str, set[str]]:
     """Where each fact ended up: the daily entry and the MEMORY item, as ``path:line``."""
-    from vault_tools.notes import read_vault
+    from vault_tools.notes.model import read_vault
 
     loaded, _ = read_vault(vault)
     places: dict[str, set[str]] = {f.id: set() for f in FACTS}

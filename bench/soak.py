@@ -5,7 +5,7 @@
 Runs, all at once, for ``--minutes``:
 - the watcher: ``python -m vault_tools watch --vault V`` (a subprocess; its RSS is sampled);
 - a heartbeat every ``--heartbeat-every`` seconds: ``python -m vault_tools heartbeat --vault V --no-llm``;
-- a recall loop in another process (vault_tools.recall.Recaller, random words, direct and group);
+- a recall loop in another process (vault_tools.recall.recall.Recaller, random words, direct and group);
 - an editor saving a unique marker word about every ``--save-every`` seconds (default 1), in the
   usual save styles (SAVE_STYLES): ``python -m vault_tools note ...``, appends in place, a line
   inserted mid-file saved by rename over the file or by rewriting it in place, and appends to
@@ -43,8 +43,8 @@ sys.path.insert(0, str(BENCH))
 
 from genvault import generate  # noqa: E402
 
-from vault_tools import index as ix  # noqa: E402
 from vault_tools.config import load_config  # noqa: E402
+from vault_tools.index import index as ix  # noqa: E402
 
 CONSONANTS = "bcdfghjklmnpqrstvwxz"
 
@@ -52,7 +52,7 @@ RECALL_LOOP = r"""
 import random, sys, time, traceback
 from pathlib import Path
 from vault_tools.config import load_config
-from vault_tools.recall import Recaller
+from vault_tools.recall.recall import Recaller
 vault, stop = Path(sys.argv[1]), Path(sys.argv[2])
 config = load_config(vault)
 rng = random.Random(3)
@@ -140,7 +140,7 @@ def found_terms(config: Any, markers: list[str]) -> set[str]:
     """The markers the watcher's index already holds (one searcher, no catching up)."""
     from whoosh.query import Term
 
-    from vault_tools.analysis import tokenize
+    from vault_tools.index.analysis import tokenize
 
     wanted: dict[str, str] = {}
     for marker in markers:

@@ -105,11 +105,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=HERE / "out")
     args = parser.parse_args(argv)
 
-    from vault_tools.context import build_context
-    from vault_tools.heartbeat import Options as BeatOptions
-    from vault_tools.heartbeat import run_heartbeat
-    from vault_tools.summaries import Options, Period, summarize
-    from vault_tools.upcoming import find_upcoming
+    from vault_tools.agents.context import build_context
+    from vault_tools.heartbeat.run import Options as BeatOptions
+    from vault_tools.heartbeat.run import run_heartbeat
+    from vault_tools.recall.upcoming import find_upcoming
+    from vault_tools.summaries.write import Options, Period, summarize
 
     vault = prepare(args.out, args.entries)
     rows: list[tuple[str, str, str]] = []

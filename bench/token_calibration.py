@@ -25,7 +25,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
-from vault_tools.notes import read_vault  # noqa: E402
+from vault_tools.notes.model import read_vault  # noqa: E402
 from vault_tools.tokens import count_tokens  # noqa: E402
 
 

@@ -45,7 +45,7 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 @pytest.fixture
 def vault(tmp_path: Path) -> Path:
     """An empty vault made by `init` (MEMORY.md, memory/, .gitignore, a git repository)."""
-    from vault_tools.vault import init_vault
+    from vault_tools.agents.vault import init_vault
 
     path = tmp_path / "vault"
     init_vault(path)

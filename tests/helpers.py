@@ -31,7 +31,7 @@ def wait_for(predicate: Callable[[], bool], what: str, timeout: float = 15.0) ->
 #: step was seen always lands before the run ends: ``python -c HEARTBEAT_STEPS HOLD_AT ARGS...``.
 HEARTBEAT_STEPS = """
 import sys, time
-from vault_tools import cli, heartbeat
+from vault_tools import cli; from vault_tools.heartbeat import run as heartbeat
 hold_at = int(sys.argv[1])
 real = heartbeat.run_heartbeat
 def reporting(config, options=None, progress=None):
@@ -54,7 +54,7 @@ sys.exit(cli.main(sys.argv[2:]))
 #: before the manifest is saved). ``python -c WATCH_BATCHES ARM POINT ARGS...``.
 WATCH_BATCHES = """
 import os, sys, time
-from vault_tools import cli, index_writer
+from vault_tools import cli; from vault_tools.index import writer as index_writer
 arm, point = sys.argv[1], sys.argv[2]
 batches, held = [], []
 def hold(where):
@@ -107,7 +107,7 @@ def watch_in_thread(
     config: Any, options: Any
 ) -> tuple[threading.Thread, threading.Event, list[BaseException]]:
     """``run_watch`` as a person's ``vault-tools watch`` in a daemon thread: (thread, stop, errors)."""
-    from vault_tools.watch import run_watch
+    from vault_tools.watch.watcher import run_watch
 
     stop = threading.Event()
     errors: list[BaseException] = []

@@ -19,10 +19,11 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from vault_tools import cli, service
+from vault_tools import cli
+from vault_tools.agents.mcp import MemoryTools
 from vault_tools.config import load_config
 from vault_tools.errors import VaultError
-from vault_tools.mcp_server import MemoryTools
+from vault_tools.watch import service
 
 AS_OF = "2026-12-01"
 VAULT, IMPORT_FILE = sys.argv[1], sys.argv[2]

@@ -1,4 +1,4 @@
-"""Tests for vault_tools.analysis: the bilingual analyzer, tokenize, query_terms, term_query."""
+"""Tests for vault_tools.index.analysis: the bilingual analyzer, tokenize, query_terms, term_query."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from whoosh import fields, index, qparser
 from whoosh.filedb.filestore import RamStorage
 from whoosh.query import And, Or
 
-from vault_tools.analysis import (
+from vault_tools.index.analysis import (
     ANALYZER_VERSION,
     CJK_QUERY_STOP_WORDS,
     ENGLISH_QUERY_STOP_WORDS,
@@ -242,7 +242,7 @@ def test_traditional_question_words_are_stop_words(query: str, expected: list[st
 
 
 def test_folding_keeps_offsets_into_the_text_as_written() -> None:
-    from vault_tools.results import highlight_spans
+    from vault_tools.recall.results import highlight_spans
 
     text = "週末去陽明山爬山"
     spans = highlight_spans(text, query_terms("阳明山"))
@@ -260,7 +260,7 @@ def test_the_traditional_table_is_what_opencc_makes() -> None:
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    shipped = (root / "vault_tools" / "cjk_traditional.tsv").read_text(encoding="utf-8")
+    shipped = (root / "vault_tools" / "index" / "cjk_traditional.tsv").read_text(encoding="utf-8")
     assert shipped == module.render(), "run bench/traditional_chars.py"
 
 
@@ -327,7 +327,7 @@ def test_the_irregular_table_is_what_lemminflect_makes() -> None:
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    shipped = (root / "vault_tools" / "english_irregular.tsv").read_text(encoding="utf-8")
+    shipped = (root / "vault_tools" / "index" / "english_irregular.tsv").read_text(encoding="utf-8")
     assert shipped == module.render(), "run bench/irregular_forms.py"
 
 
@@ -424,7 +424,7 @@ def test_query_side_terms_are_a_subset_of_index_terms(text: str) -> None:
 @settings(max_examples=300, deadline=None)
 @given(CJKISH)
 def test_every_cjk_character_is_reachable_by_term_query(text: str) -> None:
-    from vault_tools.analysis import fold_cjk
+    from vault_tools.index.analysis import fold_cjk
 
     terms = set(index_terms(text))
     for ch in fold_cjk(text):
@@ -444,7 +444,7 @@ def test_query_terms_never_empty_when_the_query_has_terms(text: str) -> None:
 def test_counted_text_indexes_counts_as_it_indexes_the_text() -> None:
     """The build hands an entry's analysed terms to its own and its neighbours' fields: the
     postings must be those of the text analysed by the field itself."""
-    from vault_tools.analysis import CountedText, index_term_counts, text_analyzer
+    from vault_tools.index.analysis import CountedText, index_term_counts, text_analyzer
 
     field = CountedText(analyzer=text_analyzer(), phrase=False)
     text = "Decided: 用Python写止损脚本 v2.7, decided again 花生和坚果过敏 猫"

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from vault_tools import cli, notes
+from vault_tools import cli
 from vault_tools.config import load_config, resolve_vault
+from vault_tools.notes import model as notes
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -53,13 +54,13 @@ def test_a_served_recall_imports_only_what_it_needs(tmp_path: Path) -> None:
     vault = tmp_path / "v"
     (vault / "memory").mkdir(parents=True)
     code = (
-        "import sys\nfrom vault_tools import cli, service\nreal = service.ask\n"
+        "import sys\nfrom vault_tools import cli; from vault_tools.watch import service\nreal = service.ask\n"
         "def ask(*a, **k):\n"
         "    print('LOADED=' + ','.join(m for m in ('typing', 'zoneinfo', 'tomllib', 'whoosh', 'yaml',"
-        " 'vault_tools.recall', 'vault_tools.query', 'vault_tools.filters', 'vault_tools.ranking',"
-        " 'vault_tools.results', 'vault_tools.index', 'vault_tools.index_documents', 'vault_tools.index_manifest',"
-        " 'vault_tools.index_writer', 'vault_tools.index_builder', 'vault_tools.index_healing',"
-        " 'vault_tools.index_doctor') if m in sys.modules))\n"
+        " 'vault_tools.recall.recall', 'vault_tools.recall.query', 'vault_tools.recall.filters', 'vault_tools.recall.ranking',"
+        " 'vault_tools.recall.results', 'vault_tools.index.index', 'vault_tools.index.documents', 'vault_tools.index.manifest',"
+        " 'vault_tools.index.writer', 'vault_tools.index.builder', 'vault_tools.index.healing',"
+        " 'vault_tools.index.doctor') if m in sys.modules))\n"
         "    raise SystemExit(0)\n"
         "service.ask = ask\n"
         f"cli.main(['recall', 'allergy', '--vault', {str(vault)!r}])\n"
@@ -362,7 +363,8 @@ def test_one_shot_commands_pause_the_cycle_collector_and_restore_it(
 ) -> None:
     import gc
 
-    from vault_tools import context, recall
+    from vault_tools.agents import context
+    from vault_tools.recall import recall
 
     vault = tmp_path / "v"
     assert run(capsys, "init", str(vault))[0] == 0

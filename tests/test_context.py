@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from vault_tools import cli
+from vault_tools.agents.context import ContextResult, build_context
 from vault_tools.config import Config, load_config
-from vault_tools.context import ContextResult, build_context
 from vault_tools.errors import UsageError
 from vault_tools.tokens import count_tokens
 

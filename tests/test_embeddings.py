@@ -11,7 +11,7 @@ import pytest
 from llm_server import LLMServer, Reply
 
 from vault_tools.config import EmbeddingsConfig, load_config
-from vault_tools.embeddings import Embedder, EmbeddingError, is_loopback, normalised, sendable_text
+from vault_tools.vectors.embeddings import Embedder, EmbeddingError, is_loopback, normalised, sendable_text
 
 
 @pytest.fixture

@@ -18,8 +18,9 @@ from typing import Any
 import pytest
 from test_heartbeat import MEMORY_EN, committed, make_vault
 
-from vault_tools import feedback, heartbeat
+from vault_tools import feedback
 from vault_tools.feedback import Feedback, NoBar
+from vault_tools.heartbeat import run as heartbeat
 
 
 def test_bars_only_for_a_terminal_without_json_or_quiet() -> None:
@@ -215,9 +216,9 @@ def test_indexing_one_huge_note_moves_the_bar_through_its_bytes(
 ) -> None:
     """One note of 3,000 entries (serial build, and workers reporting through their pipes): the bar
     counts bytes and moves several times inside the note, ending at the vault's size."""
-    from vault_tools import index_builder
     from vault_tools.config import load_config
-    from vault_tools.index import Index
+    from vault_tools.index import builder as index_builder
+    from vault_tools.index.index import Index
 
     vault = tmp_path / "vault"
     (vault / "memory").mkdir(parents=True)

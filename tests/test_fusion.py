@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from vault_tools.fusion import DEFAULT_FUSION, Fusion, fuse
-from vault_tools.ranking import Candidate
+from vault_tools.recall.fusion import DEFAULT_FUSION, Fusion, fuse
+from vault_tools.recall.ranking import Candidate
 
 
 def candidate(keyword: float, recency: float = 1.0) -> Candidate:

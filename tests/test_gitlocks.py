@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from vault_tools import gitlocks
 from vault_tools.errors import LockedError
+from vault_tools.git import locks as gitlocks
 
 
 def make_repo(tmp_path: Path) -> Path:

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from vault_tools import gitops
 from vault_tools.errors import GitError, UsageError
+from vault_tools.git import repository as gitops
 
 HUMAN = ["-c", "user.name=Lin", "-c", "user.email=lin@example.com", "-c", "commit.gpgsign=false"]
 

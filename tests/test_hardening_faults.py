@@ -26,14 +26,15 @@ from helpers import HEARTBEAT_STEPS, WATCH_BATCHES, read_steps, wait_for
 from test_heartbeat import MEMORY_EN, committed, make_vault
 from test_heartbeat import config as hb_config
 
-from vault_tools import heartbeat, notes
-from vault_tools import index as ix
 from vault_tools.cli import main as cli_main
 from vault_tools.config import Config, load_config
 from vault_tools.errors import GitError, LockedError
-from vault_tools.heartbeat import Options
-from vault_tools.index import Index
-from vault_tools.recall import recall
+from vault_tools.heartbeat import run as heartbeat
+from vault_tools.heartbeat.run import Options
+from vault_tools.index import index as ix
+from vault_tools.index.index import Index
+from vault_tools.notes import model as notes
+from vault_tools.recall.recall import recall
 
 LONG = os.environ.get("VAULT_TOOLS_LONG") == "1"
 SEEDS = range(8) if LONG else range(2)
@@ -163,7 +164,7 @@ FAULT_ERRNO = {
 
 
 def inject(monkeypatch: pytest.MonkeyPatch, fault: str, after: int = 0) -> dict[str, int]:
-    """Make the calls of the target (as seen from vault_tools.notes) after the first ``after`` fail.
+    """Make the calls of the target (as seen from vault_tools.notes.model) after the first ``after`` fail.
 
     Returns the counts: ``calls`` of the target, and how many of them ``failed``.
     """
@@ -431,7 +432,7 @@ def test_kill_9_of_the_watcher_while_it_indexes_an_edit_burst(tmp_path: Path, se
 def ix_term(word: str) -> Any:
     from whoosh.query import Term
 
-    from vault_tools.analysis import tokenize
+    from vault_tools.index.analysis import tokenize
 
     (term,) = tokenize(word)
     return Term(ix.F_TEXT, term)

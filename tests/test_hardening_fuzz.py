@@ -11,9 +11,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from vault_tools import analysis, notes, recall, timewords
 from vault_tools.errors import UsageError
-from vault_tools.query import parse_query
+from vault_tools.index import analysis
+from vault_tools.notes import model as notes
+from vault_tools.recall import recall, timewords
+from vault_tools.recall.query import parse_query
 
 LONG = os.environ.get("VAULT_TOOLS_LONG") == "1"
 EXAMPLES = 2000 if LONG else 150
@@ -212,7 +214,7 @@ def test_recall_keeps_its_date_limits_over_an_index_edited_into_every_segment_sh
     window ending before 1911 (storage.split_ranges).
     """
     from vault_tools.config import load_config
-    from vault_tools.index import Index
+    from vault_tools.index.index import Index
 
     rng = random.Random(seed)
     vault = tmp_path / "vault"

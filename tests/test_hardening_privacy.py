@@ -23,13 +23,14 @@ from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 from llm_server import LLMServer, Reply, user_payload
 
-from vault_tools import heartbeat, privacy
+from vault_tools.agents.context import build_context
+from vault_tools.agents.mcp import MemoryTools, RefusedError
 from vault_tools.config import Config, LLMConfig, load_config
-from vault_tools.context import build_context
-from vault_tools.heartbeat import Options
-from vault_tools.index import Index
-from vault_tools.mcp_server import MemoryTools, RefusedError
-from vault_tools.recall import Recaller, recall
+from vault_tools.heartbeat import run as heartbeat
+from vault_tools.heartbeat.run import Options
+from vault_tools.index.index import Index
+from vault_tools.privacy import rules as privacy
+from vault_tools.recall.recall import Recaller, recall
 
 LONG = os.environ.get("VAULT_TOOLS_LONG") == "1"
 # Examples per property test: the suite's derandomised run (each also checks every combination
@@ -281,7 +282,7 @@ KNOWN_LEAK = [
 def test_direct_recall_hides_private(
     tmp_path: Path, limit: int, path: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from vault_tools.scorer import BlockScorer
+    from vault_tools.index.scorer import BlockScorer
 
     made = make(KNOWN_LEAK, 683278647)
     config = write_vault(tmp_path / "vault", made)
@@ -313,8 +314,8 @@ def assert_filters_exclude_private(config: Config, private: list[Made]) -> None:
     exclusion's first document is not (where Whoosh's AndNot did not look)."""
     from whoosh.query import Every, Term
 
-    from vault_tools import index as ix
-    from vault_tools.filters import filter_query
+    from vault_tools.index import index as ix
+    from vault_tools.recall.filters import filter_query
 
     filters = filter_query("direct", None, None, ())
     with Index(config) as index, index.searcher() as searcher:

@@ -22,10 +22,12 @@ from typing import Any
 import pytest
 from helpers import read_steps
 
-from vault_tools import cli, heartbeat, locks, notes
+from vault_tools import cli, locks
 from vault_tools.config import Config, load_config
 from vault_tools.errors import GitError, LockedError, UsageError
-from vault_tools.heartbeat import HeartbeatReport, Options
+from vault_tools.heartbeat import run as heartbeat
+from vault_tools.heartbeat.run import HeartbeatReport, Options
+from vault_tools.notes import model as notes
 
 AS_OF = dt.date(2026, 12, 1)
 HUMAN = ["-c", "user.name=Lin", "-c", "user.email=lin@example.com", "-c", "commit.gpgsign=false"]
@@ -762,7 +764,7 @@ def test_two_heartbeats_at_once(tmp_path: Path) -> None:
         f"""
         import datetime as dt, time, dataclasses
         from pathlib import Path
-        from vault_tools import heartbeat
+        from vault_tools.heartbeat import run as heartbeat
         from vault_tools.config import load_config
         cfg = load_config(Path({str(vault)!r}))
         cfg = dataclasses.replace(
@@ -798,7 +800,7 @@ def test_two_heartbeats_at_once(tmp_path: Path) -> None:
 KILL_SCRIPT = """
 import datetime as dt, os, signal, sys, time, dataclasses
 from pathlib import Path
-from vault_tools import heartbeat
+from vault_tools.heartbeat import run as heartbeat
 from vault_tools.config import load_config
 vault, kill_at, hold = Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3:] == ["hold"]
 cfg = load_config(vault)
@@ -1079,15 +1081,13 @@ def test_the_sample_vault_copy(tmp_path: Path) -> None:
 def test_heartbeat_still_exports_the_names_it_had_before_the_split() -> None:
     """heartbeat.py was split into heartbeat_plan, heartbeat_edits, heartbeat_commits,
     heartbeat_state, heartbeat_report and heartbeat_undo; code that imports from
-    vault_tools.heartbeat keeps working and gets the very same objects."""
-    from vault_tools import (
-        heartbeat_commits,
-        heartbeat_edits,
-        heartbeat_plan,
-        heartbeat_report,
-        heartbeat_state,
-        heartbeat_undo,
-    )
+    vault_tools.heartbeat.run keeps working and gets the very same objects."""
+    from vault_tools.heartbeat import commits as heartbeat_commits
+    from vault_tools.heartbeat import edits as heartbeat_edits
+    from vault_tools.heartbeat import plan as heartbeat_plan
+    from vault_tools.heartbeat import report as heartbeat_report
+    from vault_tools.heartbeat import state as heartbeat_state
+    from vault_tools.heartbeat import undo as heartbeat_undo
 
     moved = {
         "HeartbeatReport": heartbeat_report.HeartbeatReport,

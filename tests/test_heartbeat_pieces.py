@@ -8,7 +8,7 @@ from pathlib import Path
 from test_heartbeat import committed, make_vault, memory, run
 
 from vault_tools.config import Config, load_config
-from vault_tools.heartbeat_state import State
+from vault_tools.heartbeat.state import State
 
 WORDS = ["zorblat", "quintex", "malvory", "pendrick", "salvane", "torquil", "vexmoor", "brindle", "calloway"]
 NOTE_PATH = "memory/2026-11-28.md"

@@ -19,10 +19,13 @@ from typing import Any
 import pytest
 from helpers import write
 
-from vault_tools import index as ix
-from vault_tools import index_builder, index_lines, index_writer, locks, notes
+from vault_tools import locks
 from vault_tools.config import Config, load_config
-from vault_tools.index import (
+from vault_tools.index import builder as index_builder
+from vault_tools.index import index as ix
+from vault_tools.index import lines as index_lines
+from vault_tools.index import writer as index_writer
+from vault_tools.index.index import (
     F_DAY,
     F_PATH,
     F_TEXT,
@@ -33,7 +36,8 @@ from vault_tools.index import (
     tag_filter,
     visibility_filter,
 )
-from vault_tools.index_lines import LineTable
+from vault_tools.index.lines import LineTable
+from vault_tools.notes import model as notes
 
 DAY_ONE = """---
 tags: [daily]
@@ -314,7 +318,7 @@ def test_bad_files_are_indexed_as_far_as_possible_and_never_crash(
 def test_unreadable_file_is_reported_not_fatal(
     vault: Path, idx: Index, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from vault_tools import notes
+    from vault_tools.notes import model as notes
 
     real_read_note = notes.read_note
 
@@ -459,7 +463,7 @@ def test_entries_that_only_moved_keep_their_documents_and_read_at_their_new_line
     """A line added near the top of a long MEMORY.md rewrote every item below it (their line
     numbers are stored); now only the new item is written, and the line table says where the
     others are."""
-    from vault_tools.recall import recall
+    from vault_tools.recall.recall import recall
 
     items = "".join(
         f"- 2026-03-{1 + i % 28:02d}: fact {i} about walrus{i}\n  more on it\n" for i in range(40)
@@ -594,7 +598,7 @@ def test_an_entry_fingerprint_covers_every_field_an_entry_has(vault: Path) -> No
     update that remembers what it wrote would keep a document that no longer matches."""
     import dataclasses
 
-    from vault_tools.index_documents import entry_fingerprint
+    from vault_tools.index.documents import entry_fingerprint
 
     not_in_fingerprint = {"path", "rel_path", "start_line", "end_line", "raw"}  # the file; lines; the id
     path = write(vault / "memory" / "2026-03-20.md", "## S\n- 09:00 hello #tag [k:: v] [[Link]] ^b-1\n")
@@ -890,7 +894,7 @@ SEARCHER_SCRIPT = """
 import sys
 from pathlib import Path
 from vault_tools.config import load_config
-from vault_tools.index import Index
+from vault_tools.index.index import Index
 from whoosh.query import Term
 idx = Index(load_config(Path(sys.argv[1])), read_lock_timeout=0.5)
 for _ in range(int(sys.argv[2])):
@@ -996,7 +1000,7 @@ def test_day_numbers_sort_like_dates() -> None:
 
 
 def test_scan_finds_the_same_notes_as_iter_note_paths(vault: Path, tmp_path: Path) -> None:
-    from vault_tools import notes
+    from vault_tools.notes import model as notes
 
     memory = vault / "memory"
     os.link(vault / "MEMORY.md", vault / "memory.md")  # one file, two names: read once
@@ -1138,7 +1142,7 @@ def test_a_folder_that_cannot_be_read_is_named_in_the_warnings(
     assert expected in idx.reconcile().warnings  # the watcher's way
     write(vault / "memory" / "2026-03-12.md", "- something new\n")
     assert expected in idx.ensure_current().warnings  # a reading command's catch-up
-    from vault_tools.recall import recall
+    from vault_tools.recall.recall import recall
 
     assert expected in recall(load_config(vault), "wombat").warnings  # and the person is told
 
@@ -1153,7 +1157,7 @@ def test_a_search_that_fails_is_logged_before_the_retry(idx: Index, caplog: pyte
             raise RuntimeError("a segment vanished mid-read")
         return int(s.doc_count())
 
-    with caplog.at_level(logging.WARNING, logger="vault_tools.index"):
+    with caplog.at_level(logging.WARNING, logger="vault_tools.index.index"):
         assert idx.read(flaky) == idx.entry_count() > 0
     assert len(calls) == 2
     assert f"{idx.dir}: a search failed (RuntimeError: a segment vanished mid-read)" in caplog.text
@@ -1161,9 +1165,12 @@ def test_a_search_that_fails_is_logged_before_the_retry(idx: Index, caplog: pyte
 
 def test_index_still_exports_the_names_it_had_before_the_split() -> None:
     """index.py was split into index_documents, index_manifest, index_writer, index_builder,
-    index_healing and index_doctor; code that imports from vault_tools.index keeps working and gets
+    index_healing and index_doctor; code that imports from vault_tools.index.index keeps working and gets
     the very same objects."""
-    from vault_tools import index_doctor, index_documents, index_healing, index_manifest
+    from vault_tools.index import doctor as index_doctor
+    from vault_tools.index import documents as index_documents
+    from vault_tools.index import healing as index_healing
+    from vault_tools.index import manifest as index_manifest
 
     moved = {
         "SCHEMA_VERSION": index_documents.SCHEMA_VERSION,
@@ -1187,7 +1194,7 @@ def test_index_still_exports_the_names_it_had_before_the_split() -> None:
 def test_the_manifest_a_process_wrote_reads_back_as_a_fresh_parse_would(tmp_path: Path) -> None:
     """save_manifest seeds the parse cache with what it wrote; a read must give what parsing the
     file gives, and a caller's changes to what it got must not reach the next reader."""
-    from vault_tools import index_manifest
+    from vault_tools.index import manifest as index_manifest
 
     files = {
         "memory/b.md": ix.FileRecord(10, 2, "beef", 3, 4, ("line 2: bad YAML",)),

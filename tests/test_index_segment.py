@@ -1,4 +1,4 @@
-"""vault_tools.index_segment: a full build's segment, written faster, is byte for byte Whoosh's own."""
+"""vault_tools.index.segment: a full build's segment, written faster, is byte for byte Whoosh's own."""
 
 from __future__ import annotations
 
@@ -13,10 +13,10 @@ from whoosh import index as wi
 from whoosh.codec.base import Segment
 from whoosh.writing import SegmentWriter
 
-from vault_tools import notes
-from vault_tools.index import F_TEXT, schema
-from vault_tools.index_documents import note_documents
-from vault_tools.index_segment import BulkSegmentWriter
+from vault_tools.index.documents import note_documents
+from vault_tools.index.index import F_TEXT, schema
+from vault_tools.index.segment import BulkSegmentWriter
+from vault_tools.notes import model as notes
 
 SAMPLE = Path(__file__).resolve().parent.parent / "vault"
 

@@ -14,10 +14,12 @@ import pytest
 from appends import base_note, crlf, random_append, random_edit
 from helpers import write
 
-from vault_tools import index_writer, note_tail, notes
 from vault_tools.config import load_config
-from vault_tools.index import F_FILE_HASH, F_ID, F_PATH, Index, load_manifest, schema
-from vault_tools.index_lines import fix_lines, load_lines
+from vault_tools.index import writer as index_writer
+from vault_tools.index.index import F_FILE_HASH, F_ID, F_PATH, Index, load_manifest, schema
+from vault_tools.index.lines import fix_lines, load_lines
+from vault_tools.notes import model as notes
+from vault_tools.notes import tail as note_tail
 
 #: Seeds of random save sequences (``VAULT_TOOLS_LONG=1``: many more).
 SEEDS = range(60 if os.environ.get("VAULT_TOOLS_LONG") == "1" else 6)

@@ -9,8 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vault_tools import insights, notes, similarity
-from vault_tools.insights import Rules
+from vault_tools.curation import insights, similarity
+from vault_tools.curation.insights import Rules
+from vault_tools.notes import model as notes
 
 
 def entries_of(tmp_path: Path, body: str, day: str = "2026-11-20", front: str = "") -> list[notes.Entry]:

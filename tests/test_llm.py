@@ -14,9 +14,11 @@ from typing import Any
 import pytest
 from llm_server import LLMServer, Reply, json_reply, user_payload
 
-from vault_tools import heartbeat, insights, llm, notes
 from vault_tools.config import Config, LLMConfig, load_config
-from vault_tools.heartbeat import HeartbeatReport, Options
+from vault_tools.curation import insights, llm
+from vault_tools.heartbeat import run as heartbeat
+from vault_tools.heartbeat.run import HeartbeatReport, Options
+from vault_tools.notes import model as notes
 
 AS_OF = dt.date(2026, 12, 1)
 HUMAN = ["-c", "user.name=Lin", "-c", "user.email=lin@example.com", "-c", "commit.gpgsign=false"]

@@ -11,10 +11,10 @@ from typing import Any
 import anyio
 import pytest
 
-from vault_tools import notes
+from vault_tools.agents.mcp import MAX_GET_LINES, MemoryTools, RefusedError, build_server, memory_path_parts
+from vault_tools.agents.vault import init_vault
 from vault_tools.config import load_config
-from vault_tools.mcp_server import MAX_GET_LINES, MemoryTools, RefusedError, build_server, memory_path_parts
-from vault_tools.vault import init_vault
+from vault_tools.notes import model as notes
 
 SAMPLE_LAST_DAY = dt.date(2026, 12, 1)
 
@@ -329,7 +329,7 @@ def test_mcp_is_not_imported_by_the_cli_or_the_library() -> None:
     import subprocess
 
     code = (
-        "import sys; from vault_tools import cli, transfer, recall, vault\n"
+        "import sys; from vault_tools import cli; from vault_tools.agents import transfer; from vault_tools.recall import recall; from vault_tools.agents import vault\n"
         "try:\n    cli.main(['--help'])\nexcept SystemExit:\n    pass\n"
         "print('MCP=' + str('mcp' in sys.modules))"
     )
@@ -338,7 +338,7 @@ def test_mcp_is_not_imported_by_the_cli_or_the_library() -> None:
 
 
 def test_search_result_is_the_recall_json(sample: Path) -> None:
-    from vault_tools.recall import recall
+    from vault_tools.recall.recall import recall
 
     config = load_config(sample, {})
     direct = tools_for(sample, "direct").search("Hamburg contract", limit=5)
@@ -413,7 +413,7 @@ def test_doc_export_and_import_commands_parse() -> None:
 
 
 def test_doc_export_record_has_the_exported_keys(sample: Path) -> None:
-    from vault_tools import transfer
+    from vault_tools.agents import transfer
 
     example = next(json.loads(b) for b in doc_blocks("json") if '"kind"' in b)
     record = transfer.export_entries(load_config(sample, {})).entries[0]
@@ -421,7 +421,7 @@ def test_doc_export_record_has_the_exported_keys(sample: Path) -> None:
 
 
 def test_doc_heartbeat_schedule_is_what_vault_tools_schedule_prints() -> None:
-    from vault_tools.schedule import render
+    from vault_tools.heartbeat.schedule import render
 
     cron = render("cron", Path(DOC_VAULT), interval_hours=24, executable=DOC_EXE)
     assert doc_blocks("cron") == [cron.splitlines()[-1] + "\n"]

@@ -10,7 +10,8 @@ import pytest
 from appends import base_note, crlf, random_append, random_edit
 from helpers import write
 
-from vault_tools import note_tail, notes
+from vault_tools.notes import model as notes
+from vault_tools.notes import tail as note_tail
 
 #: Seeds of random save sequences (``VAULT_TOOLS_LONG=1``: many more).
 SEEDS = range(200 if os.environ.get("VAULT_TOOLS_LONG") == "1" else 12)

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from vault_tools import notes
 from vault_tools.errors import ConflictError
+from vault_tools.notes import model as notes
 
 FIXTURES = Path(__file__).parent / "fixtures" / "notes"
 FIXTURE_FILES = sorted(FIXTURES.glob("*.md"))

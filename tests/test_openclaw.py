@@ -15,12 +15,14 @@ from pathlib import Path
 
 import pytest
 
-from vault_tools import cli, notes, transfer
+from vault_tools import cli
+from vault_tools.agents import transfer
+from vault_tools.agents.context import build_context
+from vault_tools.agents.mcp import MemoryTools, RefusedError
+from vault_tools.agents.vault import init_vault
 from vault_tools.config import Config, load_config
-from vault_tools.context import build_context
-from vault_tools.mcp_server import MemoryTools, RefusedError
-from vault_tools.recall import recall
-from vault_tools.vault import init_vault
+from vault_tools.notes import model as notes
+from vault_tools.recall.recall import recall
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "openclaw"
 BOOTSTRAP = ("AGENTS.md", "SOUL.md", "USER.md", "IDENTITY.md", "TOOLS.md", "HEARTBEAT.md")

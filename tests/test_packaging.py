@@ -142,7 +142,7 @@ def test_the_wheel_installed_outside_the_checkout_runs_the_quickstart(built: Bui
         [
             bin_dir / "python",
             "-c",
-            "import vault_tools, vault_tools.vault as v; print(vault_tools.__file__); print(v.sample_vault_dir())",
+            "import vault_tools, vault_tools.agents.vault as v; print(vault_tools.__file__); print(v.sample_vault_dir())",
         ],
         tmp_path,
     ).stdout.splitlines()

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vault_tools import notes
 from vault_tools.errors import UsageError
-from vault_tools.privacy import (
+from vault_tools.notes import model as notes
+from vault_tools.privacy.rules import (
     CHATS,
     DETECTORS,
     PLACEHOLDER,

@@ -22,9 +22,9 @@ from typing import Any
 import pytest
 
 from vault_tools import cli
+from vault_tools.agents.vault import init_vault
 from vault_tools.config import cache_home, cache_state_dir, load_config
 from vault_tools.errors import NotWritableError
-from vault_tools.vault import init_vault
 
 DRIVER = Path(__file__).with_name("read_only_driver.py")
 ROOT = os.geteuid() == 0
@@ -256,7 +256,7 @@ def test_a_write_refused_after_the_checks_is_one_line(
     vault: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A folder made read-only between the check and the write: the same line, not a traceback."""
-    from vault_tools import notes
+    from vault_tools.notes import model as notes
 
     def refused(path: Path, data: bytes, **_: Any) -> None:
         raise OSError(errno.EROFS, "Read-only file system", str(path.parent / f".{path.name}.1.tmp"))

@@ -12,11 +12,11 @@ import pytest
 from vault_tools import cli
 from vault_tools.config import Config, load_config
 from vault_tools.errors import UsageError
-from vault_tools.index import Index
-from vault_tools.query import noise_reason, parse_query
-from vault_tools.ranking import Tuning
-from vault_tools.recall import Recaller, recall
-from vault_tools.results import Hit, RecallResult, highlight_spans, mark
+from vault_tools.index.index import Index
+from vault_tools.recall.query import noise_reason, parse_query
+from vault_tools.recall.ranking import Tuning
+from vault_tools.recall.recall import Recaller, recall
+from vault_tools.recall.results import Hit, RecallResult, highlight_spans, mark
 from vault_tools.tokens import count_tokens
 
 AS_OF = dt.date(2026, 3, 2)  # a Monday
@@ -600,7 +600,7 @@ def test_a_fresh_vault_with_no_entries_answers_every_query_with_nothing(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], query: str
 ) -> None:
     """Whoosh's idf is log(0) in an empty index: the first recall after `init` once crashed."""
-    from vault_tools.vault import init_vault
+    from vault_tools.agents.vault import init_vault
 
     vault = tmp_path / "fresh"
     init_vault(vault)
@@ -613,9 +613,9 @@ def test_a_fresh_vault_with_no_entries_answers_every_query_with_nothing(
 
 def test_recall_still_exports_the_names_it_had_before_the_split() -> None:
     """recall.py was split into query, filters, ranking and results; code that imported these from
-    vault_tools.recall keeps working and gets the very same objects."""
-    import vault_tools.recall as recall_module
-    from vault_tools import query, ranking, results
+    vault_tools.recall.recall keeps working and gets the very same objects."""
+    import vault_tools.recall.recall as recall_module
+    from vault_tools.recall import query, ranking, results
 
     moved = {
         "Hit": results.Hit,

@@ -18,10 +18,10 @@ import pytest
 from helpers import write
 
 from vault_tools.config import load_config
-from vault_tools.index import Index, neighbours
-from vault_tools.notes import read_note
-from vault_tools.ranking import DEFAULT_TUNING, Tuning
-from vault_tools.recall import Recaller
+from vault_tools.index.index import Index, neighbours
+from vault_tools.notes.model import read_note
+from vault_tools.recall.ranking import DEFAULT_TUNING, Tuning
+from vault_tools.recall.recall import Recaller
 
 AS_OF = dt.date(2026, 6, 30)
 
@@ -298,7 +298,7 @@ def test_speaker_of_a_transcript_line(tmp_path: Path, line: str, speaker: str | 
     ],
 )
 def test_a_vague_time_word_loses_to_a_dated_one(query: str, phrase: str, rest: str) -> None:
-    from vault_tools.timewords import extract_time_window
+    from vault_tools.recall.timewords import extract_time_window
 
     window, remainder = extract_time_window(query, dt.date(2022, 11, 20))
     assert window is not None and window.phrase == phrase
@@ -329,7 +329,7 @@ def test_an_edit_updates_the_neighbours_of_the_entry_it_changed(tmp_path: Path) 
 
 
 def test_a_speaker_already_in_bold_is_not_marked_twice() -> None:
-    from vault_tools.results import mark
+    from vault_tools.recall.results import mark
 
     assert mark("**Ana**: Ana paints", ["ana", "paint"], "**", "**") == "**Ana**: **Ana** **paints**"
     assert mark("**Ana**: hi", ["ana"], "<b>", "</b>") == "**<b>Ana</b>**: hi"

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from vault_tools import insights, salience
-from vault_tools.insights import Rules
-from vault_tools.notes import read_note
+from vault_tools.curation import insights, salience
+from vault_tools.curation.insights import Rules
+from vault_tools.notes.model import read_note
 
 
 @pytest.mark.parametrize(

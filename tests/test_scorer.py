@@ -17,14 +17,14 @@ from collections.abc import Iterator
 import pytest
 from helpers import write
 
-from vault_tools import index as ix
 from vault_tools.config import Config, load_config
-from vault_tools.filters import filter_query, resolve_window
-from vault_tools.index import Index
-from vault_tools.query import parse_query
-from vault_tools.ranking import keyword_parts, keyword_query
-from vault_tools.recall import Recaller
-from vault_tools.scorer import BlockScorer, Clause, DocFilter
+from vault_tools.index import index as ix
+from vault_tools.index.index import Index
+from vault_tools.index.scorer import BlockScorer, Clause, DocFilter
+from vault_tools.recall.filters import filter_query, resolve_window
+from vault_tools.recall.query import parse_query
+from vault_tools.recall.ranking import keyword_parts, keyword_query
+from vault_tools.recall.recall import Recaller
 
 AS_OF = dt.date(2026, 3, 31)
 START = dt.date(2026, 1, 10)

@@ -19,7 +19,7 @@ from helpers import write
 from llm_server import LLMServer, Reply, user_payload
 
 from vault_tools.config import Config, LLMConfig, load_config
-from vault_tools.heartbeat import Options, run_heartbeat
+from vault_tools.heartbeat.run import Options, run_heartbeat
 
 AS_OF = dt.date(2026, 3, 9)  # a Monday: the week of the notes (2026-W10) has just closed
 WORD = "swordfish"

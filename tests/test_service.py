@@ -20,10 +20,11 @@ from typing import Any
 import pytest
 from helpers import wait_for, watch_in_thread, write
 
-from vault_tools import cli, service
+from vault_tools import cli
 from vault_tools.config import Config, RecallConfig, load_config
-from vault_tools.index import read_json, watch_state_path
-from vault_tools.watch import WatchOptions, run_watch
+from vault_tools.index.index import read_json, watch_state_path
+from vault_tools.watch import service
+from vault_tools.watch.watcher import WatchOptions, run_watch
 
 AS_OF = "2026-03-12"
 FAST = WatchOptions(reconcile_seconds=3600, debounce_ms=60, max_latency_ms=600, heartbeat_seconds=0.5)
@@ -210,7 +211,7 @@ def test_a_saved_entry_is_served_once_the_watcher_indexed_it(served: Config) -> 
 
 def recorded_watchers(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     """The watchers run_watch makes from now on in this test, in order."""
-    from vault_tools import watch
+    from vault_tools.watch import watcher as watch
 
     watchers: list[watch.Watcher] = []
 
@@ -264,7 +265,7 @@ def test_a_served_recall_does_not_wait_for_a_watcher_whose_batches_fail(
     vault: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """It answers from what is indexed, stale, and says why (not "still indexing" after 5 s)."""
-    from vault_tools.index import Index
+    from vault_tools.index.index import Index
 
     monkeypatch.setattr(service, "SETTLE_TIMEOUT", 3600.0)  # only the watcher's reasons end the wait
     monkeypatch.setattr(service, "ANSWER_TIMEOUT", 10.0)  # how long this test's client waits
@@ -648,7 +649,7 @@ def test_an_explicit_watch_takes_over_from_the_watcher_recall_started(autostart:
 LOCK_HOLDER = r"""
 import os, signal, sys, time
 from pathlib import Path
-from vault_tools import locks, watch
+from vault_tools import locks; from vault_tools.watch import watcher as watch
 from vault_tools.config import load_config
 config = load_config(Path(sys.argv[1]))
 if sys.argv[2] == "stubborn":
@@ -667,7 +668,7 @@ time.sleep(120)
 def test_an_explicit_watch_takes_over_from_a_background_watcher_at_any_stage(
     vault: Path, behaviour: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from vault_tools import watch
+    from vault_tools.watch import watcher as watch
 
     monkeypatch.setattr(watch, "KILL_AFTER_SECONDS", 0.5)
     config = load_config(vault)
@@ -733,7 +734,7 @@ def test_an_idle_watcher_exits_and_one_whose_vault_is_deleted_leaves_nothing_beh
 
     config = load_config(vault)
     idle = replace(FAST, idle_exit_seconds=1.0)
-    with caplog.at_level(logging.INFO, logger="vault_tools.watch"):
+    with caplog.at_level(logging.INFO, logger="vault_tools.watch.watcher"):
         run_watch(config, stop_event=threading.Event(), options=idle)  # nothing else stops it
     assert "no recall request for 1 s; exiting" in caplog.text
     assert watch_lock_free(config)

@@ -11,8 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vault_tools import insights, notes, similarity
-from vault_tools.insights import Rules
+from vault_tools.curation import insights, similarity
+from vault_tools.curation.insights import Rules
+from vault_tools.notes import model as notes
 
 ENGLISH = ["dark", "roast", "coffee", "tea", "billing", "PostgreSQL", "Maria", "prefers", "switched", "use"]
 CHINESE = ["咖啡", "绿茶", "账单", "决定", "喜欢", "模块", "不再", "改用"]

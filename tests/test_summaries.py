@@ -15,11 +15,12 @@ import pytest
 from helpers import write
 from llm_server import LLMServer, Reply, json_reply, user_payload
 
-from vault_tools import cli, notes
+from vault_tools import cli
 from vault_tools.config import Config, LLMConfig, load_config
 from vault_tools.errors import UsageError
-from vault_tools.recall import recall
-from vault_tools.summaries import Options, Period, closed_periods, edited_by_a_person, summarize
+from vault_tools.notes import model as notes
+from vault_tools.recall.recall import recall
+from vault_tools.summaries.write import Options, Period, closed_periods, edited_by_a_person, summarize
 
 AS_OF = dt.date(2026, 3, 24)
 SECRET = "sk-proj-abcdefghijklmnopqrstuvwx1234567890"
@@ -318,8 +319,8 @@ def test_the_rules_summary_is_the_fallback(month: Path, server: LLMServer, failu
 
 
 def heartbeat(vault: Path, as_of: dt.date, **options: Any) -> Any:
-    from vault_tools.heartbeat import Options as BeatOptions
-    from vault_tools.heartbeat import run_heartbeat
+    from vault_tools.heartbeat.run import Options as BeatOptions
+    from vault_tools.heartbeat.run import run_heartbeat
 
     loaded = load_config(vault)
     config = dataclasses.replace(loaded, heartbeat=dataclasses.replace(loaded.heartbeat, quiet_seconds=0.0))
@@ -338,7 +339,7 @@ def test_the_heartbeat_writes_each_missing_summary_as_its_own_commit(month: Path
         assert summary["commit"] in report.commits
         files = git(month, "show", "--name-only", "--format=", summary["commit"]).split()
         assert files == [summary["path"]]
-    from vault_tools.vault import vault_status
+    from vault_tools.agents.vault import vault_status
 
     status = vault_status(load_config(month)).summaries
     assert status == {"count": 4, "latest_week": "2026-W12", "latest_month": "2026-03"}
@@ -354,7 +355,7 @@ def test_the_heartbeat_writes_each_missing_summary_as_its_own_commit(month: Path
 
 
 def test_a_summary_a_killed_run_wrote_is_committed_by_the_next(month: Path) -> None:
-    from vault_tools.summaries import write_summary
+    from vault_tools.summaries.write import write_summary
 
     written = write_summary(load_config(month), W10, use_llm=False, repo=None)  # written, not committed
     assert written.action == "written" and "2026-W10" not in git(month, "log", "--format=%s")
@@ -382,8 +383,8 @@ def test_the_heartbeat_never_prunes_an_item_whose_date_is_still_ahead(month: Pat
     loaded = load_config(month)
     settings = {"quiet_seconds": 0.0, "prune_max_share": 1.0, "summaries": False}
     config = dataclasses.replace(loaded, heartbeat=dataclasses.replace(loaded.heartbeat, **settings))
-    from vault_tools.heartbeat import Options as BeatOptions
-    from vault_tools.heartbeat import run_heartbeat
+    from vault_tools.heartbeat.run import Options as BeatOptions
+    from vault_tools.heartbeat.run import run_heartbeat
 
     report = run_heartbeat(config, BeatOptions(as_of=dt.date(2026, 3, 18)))
     pruned = {p.block_id for p in report.pruned}
@@ -430,7 +431,7 @@ def test_a_chinese_week_reads_in_chinese(tmp_path: Path) -> None:
 
 
 def test_import_leaves_summaries_to_the_vaults_own_heartbeat(month: Path, tmp_path: Path) -> None:
-    from vault_tools import transfer
+    from vault_tools.agents import transfer
 
     run(month, "2026-W10")
     dump = tmp_path / "export.jsonl"
@@ -468,8 +469,8 @@ def writer_of_first(request: dict[str, Any]) -> str:
 
 
 def test_a_heartbeats_summaries_share_its_token_cap(month: Path, server: LLMServer) -> None:
-    from vault_tools.heartbeat import Options as BeatOptions
-    from vault_tools.heartbeat import run_heartbeat
+    from vault_tools.heartbeat.run import Options as BeatOptions
+    from vault_tools.heartbeat.run import run_heartbeat
 
     server.default = Reply(responder=writer_of_first)
     config = with_model(month, server, max_tokens_per_run=3000)

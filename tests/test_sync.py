@@ -11,10 +11,12 @@ from typing import Any
 
 import pytest
 
-from vault_tools import cli, heartbeat, sync
+from vault_tools import cli
 from vault_tools.config import Config, load_config
 from vault_tools.errors import GitError
-from vault_tools.heartbeat import HeartbeatReport, Options
+from vault_tools.git import sync
+from vault_tools.heartbeat import run as heartbeat
+from vault_tools.heartbeat.run import HeartbeatReport, Options
 
 AS_OF = dt.date(2026, 12, 1)
 HUMAN = ["-c", "user.name=Lin", "-c", "user.email=lin@example.com", "-c", "commit.gpgsign=false"]

@@ -1,4 +1,4 @@
-"""Tests for vault_tools.timewords: time phrases in recall queries and --since/--until values."""
+"""Tests for vault_tools.recall.timewords: time phrases in recall queries and --since/--until values."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from vault_tools.errors import UsageError, VaultError
-from vault_tools.timewords import RECENT_DAYS, DateWindow, extract_time_window, parse_when
+from vault_tools.recall.timewords import RECENT_DAYS, DateWindow, extract_time_window, parse_when
 
 D = datetime.date.fromisoformat
 WED = "2026-03-11"  # a Wednesday; its week is Mon 2026-03-09 .. Sun 2026-03-15

@@ -7,10 +7,11 @@ from typing import Any
 
 import pytest
 
-from vault_tools import notes, transfer
+from vault_tools.agents import transfer
+from vault_tools.agents.vault import init_vault
 from vault_tools.config import Config, load_config
 from vault_tools.errors import UsageError, VaultError
-from vault_tools.vault import init_vault
+from vault_tools.notes import model as notes
 
 SAMPLE_LAST_DAY = dt.date(2026, 12, 1)  # the bundled sample vault ends on this day: no re-dating
 PLACE = ("id", "source", "line")

@@ -9,12 +9,13 @@ from pathlib import Path
 import pytest
 from helpers import write
 
-from vault_tools import cli, notes
+from vault_tools import cli
+from vault_tools.agents.context import build_context
 from vault_tools.config import load_config
-from vault_tools.context import build_context
 from vault_tools.errors import UsageError
-from vault_tools.timewords import dates_named
-from vault_tools.upcoming import CACHE_VERSION, dates_of, find_upcoming, next_date
+from vault_tools.notes import model as notes
+from vault_tools.recall.timewords import dates_named
+from vault_tools.recall.upcoming import CACHE_VERSION, dates_of, find_upcoming, next_date
 
 D = dt.date
 
@@ -333,7 +334,7 @@ def test_next_date_and_context_see_the_next_birthday(yearly_vault: Path) -> None
 def test_the_heartbeat_never_prunes_a_birthday_for_age_but_does_when_superseded(tmp_path: Path) -> None:
     import dataclasses
 
-    from vault_tools import heartbeat
+    from vault_tools.heartbeat import run as heartbeat
 
     vault = tmp_path / "vault"
     write(

@@ -24,15 +24,17 @@ import pytest
 from helpers import wait_for, watch_in_thread, write
 from llm_server import LLMServer, Reply
 
-from vault_tools import cli, vector_matrix, vectors
+from vault_tools import cli
 from vault_tools.config import Config, load_config
 from vault_tools.errors import UsageError
-from vault_tools.index import Index
-from vault_tools.query import vector_text
-from vault_tools.recall import Recaller, recall
-from vault_tools.vector_matrix import load_matrix, matrix_files
-from vault_tools.vectors import Doc, VectorStore, fill_vault, neighbour_table, store_path
-from vault_tools.watch import WatchOptions
+from vault_tools.index.index import Index
+from vault_tools.recall.query import vector_text
+from vault_tools.recall.recall import Recaller, recall
+from vault_tools.vectors import cache as vectors
+from vault_tools.vectors import matrix as vector_matrix
+from vault_tools.vectors.cache import Doc, VectorStore, fill_vault, neighbour_table, store_path
+from vault_tools.vectors.matrix import load_matrix, matrix_files
+from vault_tools.watch.watcher import WatchOptions
 
 AS_OF = dt.date(2026, 3, 2)
 
@@ -461,8 +463,8 @@ def test_keyword_recall_imports_no_numpy_or_openai_without_embeddings(notes: Pat
     code = (
         "import sys\nfrom vault_tools import cli\n"
         f"cli.main(['recall', 'budget', '--vault', {str(notes)!r}])\n"
-        "print('LOADED=' + ','.join(m for m in ('numpy', 'openai', 'vault_tools.vectors',"
-        " 'vault_tools.embeddings', 'vault_tools.fusion') if m in sys.modules))\n"
+        "print('LOADED=' + ','.join(m for m in ('numpy', 'openai', 'vault_tools.vectors.cache',"
+        " 'vault_tools.vectors.embeddings', 'vault_tools.recall.fusion') if m in sys.modules))\n"
     )
     env = {**os.environ, "VAULT_TOOLS_SERVICE": "off"}
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
@@ -657,7 +659,7 @@ def test_the_watcher_embeds_new_entries_and_is_not_held_up_by_the_endpoint(
 def test_a_served_recall_is_the_in_process_semantic_recall(
     config: Config, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from vault_tools import service
+    from vault_tools.watch import service
 
     argv = ["recall", "kitten", "--vault", str(config.vault), "--as-of", "2026-03-02", "--json", "--explain"]
     monkeypatch.setenv("VAULT_TOOLS_SERVICE", "off")
@@ -694,7 +696,7 @@ def test_a_served_recall_is_the_in_process_semantic_recall(
 
 
 def test_the_mcp_search_uses_semantic_recall_in_its_chat(config: Config) -> None:
-    from vault_tools.mcp_server import MemoryTools
+    from vault_tools.agents.mcp import MemoryTools
 
     direct = MemoryTools(config, "direct").search("kitten")
     assert direct["filters"]["mode"] == "hybrid" and "小猫" in direct["results"][0]["text"]
@@ -708,7 +710,7 @@ def test_the_mcp_search_passes_its_mode_through(config: Config) -> None:
     import anyio
     from mcp import Client
 
-    from vault_tools.mcp_server import build_server
+    from vault_tools.agents.mcp import build_server
 
     async def search(chat: Any, **arguments: str) -> dict[str, Any]:
         server, tools = build_server(config, chat)

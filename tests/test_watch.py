@@ -23,18 +23,18 @@ from typing import Any
 import pytest
 from helpers import wait_for, watch_in_thread, write
 
-from vault_tools import index as ix
 from vault_tools.config import Config, load_config
 from vault_tools.errors import LockedError
-from vault_tools.index import F_TEXT, Index, IndexedEntry, UpdateReport
-from vault_tools.watch import ChangeBatcher, WatchOptions, apply_changes, ignored, run_watch
+from vault_tools.index import index as ix
+from vault_tools.index.index import F_TEXT, Index, IndexedEntry, UpdateReport
+from vault_tools.watch.watcher import ChangeBatcher, WatchOptions, apply_changes, ignored, run_watch
 
 
 def found(config: Config, word: str) -> list[IndexedEntry]:
     """Search without catching up: only what the watcher indexed counts."""
     from whoosh.query import Term
 
-    from vault_tools.analysis import tokenize
+    from vault_tools.index.analysis import tokenize
 
     (term,) = tokenize(word)
     return Index(config).read(
@@ -446,7 +446,7 @@ def test_an_in_process_recall_finds_an_edit_a_non_serving_watcher_has_not_indexe
     vault: Path, config: Config
 ) -> None:
     """Inside the watcher's debounce window the index lags the file; recall catches up itself."""
-    from vault_tools.recall import recall
+    from vault_tools.recall.recall import recall
 
     slow = WatchOptions(reconcile_seconds=3600, debounce_ms=60_000, max_latency_ms=60_000, serve=False)
     with start_watcher(config, slow):
@@ -477,7 +477,7 @@ def test_start_reconciles_what_changed_while_down(vault: Path, config: Config) -
 def test_timer_reconcile_repairs_a_missed_event(
     vault: Path, config: Config, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from vault_tools import watch
+    from vault_tools.watch import watcher as watch
 
     real = watch.ignored
     monkeypatch.setattr(
@@ -580,7 +580,7 @@ import sys, time
 from pathlib import Path
 from typing import Any
 from vault_tools.config import load_config
-from vault_tools.recall import recall
+from vault_tools.recall.recall import recall
 config = load_config(Path(sys.argv[1]))
 deadline = time.monotonic() + float(sys.argv[2])
 runs = errors = 0
@@ -655,7 +655,8 @@ def test_a_vault_deleted_while_the_watcher_starts_ends_it_with_one_message(
     config: Config, stage: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     """No traceback, no endless warnings, and the vault is not re-created (not even .vault-tools/)."""
-    from vault_tools import service, watch
+    from vault_tools.watch import service
+    from vault_tools.watch import watcher as watch
 
     Index(config).rebuild()  # so the recall service's warm-up only opens it (no build to cut short)
 

@@ -12,7 +12,7 @@ import pytest
 from vault_tools import cli
 from vault_tools.config import Config
 from vault_tools.errors import UsageError
-from vault_tools.when import parse_day
+from vault_tools.recall.when import parse_day
 
 TODAY = dt.date(2026, 12, 2)  # a Wednesday; last week is 2026-11-23 (Mon) .. 2026-11-29 (Sun)
 SAMPLE = Path(__file__).resolve().parents[1] / "vault"

@@ -25,7 +25,7 @@ TYPE_CHECKING = False  # typing is not imported on the served path (see config.p
 if TYPE_CHECKING:
     from typing import Any, NoReturn
 
-    from vault_tools.when import Role
+    from vault_tools.recall.when import Role
 
 Handler = Callable[[argparse.Namespace, "Output"], int]
 
@@ -91,7 +91,7 @@ def when_type(role: Role) -> Callable[[str], str]:
     once (exit 2, before any vault is opened); the text is resolved later, against the vault's today."""
 
     def check(value: str) -> str:
-        from vault_tools.when import parse_day
+        from vault_tools.recall.when import parse_day
 
         try:
             parse_day(value, dt.date.today(), role, option="")
@@ -103,10 +103,10 @@ def when_type(role: Role) -> Callable[[str], str]:
 
 
 def when(value: str | None, config: Config, role: Role, today: dt.date | None = None) -> dt.date | None:
-    """A WHEN argument as a day (:mod:`vault_tools.when`), relative to ``today`` (the vault's)."""
+    """A WHEN argument as a day (:mod:`vault_tools.recall.when`), relative to ``today`` (the vault's)."""
     if value is None:
         return None
-    from vault_tools.when import parse_day
+    from vault_tools.recall.when import parse_day
 
     return parse_day(value, today or config.today(), role)
 
@@ -116,7 +116,7 @@ def when(value: str | None, config: Config, role: Role, today: dt.date | None = 
 
 
 def cmd_init(args: argparse.Namespace, out: Output) -> int:
-    from vault_tools.vault import init_vault
+    from vault_tools.agents.vault import init_vault
 
     report = init_vault(Path(args.path).expanduser().absolute(), sample=args.sample)
 
@@ -136,7 +136,7 @@ def cmd_init(args: argparse.Namespace, out: Output) -> int:
 
 
 def cmd_note(args: argparse.Namespace, out: Output) -> int:
-    from vault_tools.vault import add_note
+    from vault_tools.agents.vault import add_note
 
     config = config_for(args, out)
     visibility = "private" if args.private else "shared" if args.shared else None
@@ -153,7 +153,7 @@ def cmd_note(args: argparse.Namespace, out: Output) -> int:
 
 
 def cmd_status(args: argparse.Namespace, out: Output) -> int:
-    from vault_tools.vault import vault_status
+    from vault_tools.agents.vault import vault_status
 
     report = vault_status(config_for(args, out))
 
@@ -232,7 +232,7 @@ def cmd_recall(args: argparse.Namespace, out: Output) -> int:
     served_as_of = (today or config.today()).isoformat()
     if served(config, out, "recall", {**params, "as_of": served_as_of, "render": {"color": color}}):
         return 0
-    from vault_tools.recall import recall
+    from vault_tools.recall.recall import recall
 
     result = recall(config, **params, as_of=today)
     out.result_warnings(result.warnings)
@@ -249,7 +249,7 @@ def cmd_context(args: argparse.Namespace, out: Output) -> int:
     today = when(args.as_of, config, "as_of")
     if served(config, out, "context", {**params, "as_of": (today or config.today()).isoformat()}):
         return 0
-    from vault_tools.context import build_context
+    from vault_tools.agents.context import build_context
 
     result = build_context(config, **params, as_of=today)
     out.result_warnings(result.warnings)
@@ -259,10 +259,10 @@ def cmd_context(args: argparse.Namespace, out: Output) -> int:
 
 
 def served(config: Config, out: Output, op: str, params: dict[str, Any]) -> bool:
-    """Print the running watcher's answer (vault_tools.service); False when there is none."""
+    """Print the running watcher's answer (vault_tools.watch.service); False when there is none."""
     if not config.recall.service:
         return False
-    from vault_tools.service import ask
+    from vault_tools.watch.service import ask
 
     answer = ask(config, op, params)
     if answer is None:
@@ -276,13 +276,13 @@ def start_service(config: Config) -> None:
     """After an in-process answer: start a watcher so the next calls are served (service.py)."""
     if config.recall.service and config.recall.autostart_minutes > 0:
         sys.stdout.flush()
-        from vault_tools.service import start_in_background
+        from vault_tools.watch.service import start_in_background
 
         start_in_background(config)
 
 
 def cmd_index(args: argparse.Namespace, out: Output) -> int:
-    from vault_tools.index import Index
+    from vault_tools.index.index import Index
 
     idx = Index(config_for(args, out))
     progress = not out.as_json and not getattr(args, "quiet", False)
@@ -291,7 +291,7 @@ def cmd_index(args: argparse.Namespace, out: Output) -> int:
     )
     config = idx.config
     if config.embeddings.configured:
-        from vault_tools.vectors import fill_vault
+        from vault_tools.vectors.cache import fill_vault
 
         vectors = fill_vault(config, progress=progress)
         if vectors.error:
@@ -304,14 +304,14 @@ def cmd_index(args: argparse.Namespace, out: Output) -> int:
 
 
 def cmd_doctor(args: argparse.Namespace, out: Output) -> int:
-    from vault_tools.index import Index
+    from vault_tools.index.index import Index
 
     config = config_for(args, out)
     report = Index(config).doctor(fix=args.fix)
     if not config.embeddings.configured:
         out.result(report, report.summary)
         return 0 if report.ok else 1
-    from vault_tools.vector_status import vector_doctor
+    from vault_tools.vectors.status import vector_doctor
 
     vectors = vector_doctor(config, fix=args.fix, index_readable=report.problem is None)
     out.result(
@@ -325,7 +325,7 @@ def cmd_watch(args: argparse.Namespace, out: Output) -> int:
     import logging
 
     from vault_tools.config import check_positive
-    from vault_tools.watch import WatchOptions, run_watch
+    from vault_tools.watch.watcher import WatchOptions, run_watch
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stderr)
     check_positive("--reconcile-seconds", args.reconcile_seconds)
@@ -343,15 +343,15 @@ def cmd_watch(args: argparse.Namespace, out: Output) -> int:
 
 
 def cmd_mcp(args: argparse.Namespace, out: Output) -> int:
-    from vault_tools.mcp_server import serve
-    from vault_tools.privacy import parse_chat
+    from vault_tools.agents.mcp import serve
+    from vault_tools.privacy.rules import parse_chat
 
     serve(config_for(args, out), parse_chat(args.chat))
     return 0
 
 
 def cmd_export(args: argparse.Namespace, out: Output) -> int:
-    from vault_tools.transfer import export_entries, write_export
+    from vault_tools.agents.transfer import export_entries, write_export
 
     if out.as_json and args.jsonl:
         raise UsageError("choose one of --json (one document) and --jsonl (one entry per line)")
@@ -372,7 +372,7 @@ def cmd_export(args: argparse.Namespace, out: Output) -> int:
 
 
 def cmd_import(args: argparse.Namespace, out: Output) -> int:
-    from vault_tools.transfer import import_file
+    from vault_tools.agents.transfer import import_file
 
     roles = [r for r in args.roles.split(",") if r.strip()]
     report = import_file(
@@ -385,7 +385,7 @@ def cmd_import(args: argparse.Namespace, out: Output) -> int:
 
 def cmd_heartbeat(args: argparse.Namespace, out: Output) -> int:
     from vault_tools.feedback import Feedback
-    from vault_tools.heartbeat import Options, run_heartbeat
+    from vault_tools.heartbeat.run import Options, run_heartbeat
 
     config = config_for(args, out)
     options = Options(
@@ -403,7 +403,7 @@ def cmd_heartbeat(args: argparse.Namespace, out: Output) -> int:
 
 
 def cmd_summarize(args: argparse.Namespace, out: Output) -> int:
-    from vault_tools.summaries import Options, Period, summarize
+    from vault_tools.summaries.write import Options, Period, summarize
 
     period = Period.parse(args.week or args.month) if (args.week or args.month) else None
     config = config_for(args, out)
@@ -415,7 +415,7 @@ def cmd_summarize(args: argparse.Namespace, out: Output) -> int:
 
 
 def cmd_upcoming(args: argparse.Namespace, out: Output) -> int:
-    from vault_tools.upcoming import find_upcoming
+    from vault_tools.recall.upcoming import find_upcoming
 
     config = config_for(args, out)
     as_of = when(args.as_of, config, "as_of")
@@ -428,7 +428,7 @@ def cmd_upcoming(args: argparse.Namespace, out: Output) -> int:
 
 
 def cmd_sync(args: argparse.Namespace, out: Output) -> int:
-    from vault_tools.sync import run_sync
+    from vault_tools.git.sync import run_sync
 
     report = run_sync(config_for(args, out))
     out.result(report, report.render)
@@ -436,7 +436,7 @@ def cmd_sync(args: argparse.Namespace, out: Output) -> int:
 
 
 def cmd_undo(args: argparse.Namespace, out: Output) -> int:
-    from vault_tools.heartbeat_undo import undo
+    from vault_tools.heartbeat.undo import undo
 
     report = undo(config_for(args, out), args.commit)
     out.result(report, report.render)
@@ -444,7 +444,7 @@ def cmd_undo(args: argparse.Namespace, out: Output) -> int:
 
 
 def cmd_schedule(args: argparse.Namespace, out: Output) -> int:
-    from vault_tools.schedule import render
+    from vault_tools.heartbeat.schedule import render
 
     config = config_for(args, out)
     text = render(args.print, config.vault, interval_hours=config.heartbeat.interval_hours)

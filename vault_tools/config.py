@@ -88,7 +88,7 @@ class RecallConfig:
     max_tokens: int = 1500
     half_life_days: float = 30.0
     chat: str = "direct"
-    service: bool = True  # ask a running watcher first (vault_tools.service)
+    service: bool = True  # ask a running watcher first (vault_tools.watch.service)
     autostart_minutes: float = 30.0  # no watcher: recall starts one that exits after this idle; 0: never
 
 

@@ -10,9 +10,9 @@ cd "$(mktemp -d)"
 import sys
 
 import vault_tools
-import vault_tools.vault
+import vault_tools.agents.vault
 
-where = [vault_tools.__file__, str(vault_tools.vault.sample_vault_dir())]
+where = [vault_tools.__file__, str(vault_tools.agents.vault.sample_vault_dir())]
 print(*where, sep="\n")
 assert all(path.startswith(sys.prefix) for path in where), f"not the installed copy: {where}"
 PY

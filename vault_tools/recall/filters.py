@@ -1,0 +1,269 @@
+"""What a recall hit may be: the chat's privacy rule, the date limits and word window, the tags.
+
+The rule of a chat (:func:`vault_tools.privacy.rules.visible_in` decides each kind x visibility pair)
+and the dates and tags are applied inside the search, before the top-k is taken, never to a
+top-k afterwards: as index queries for Whoosh's matchers (:meth:`Filters.restrict`) and as sets
+of document numbers and a ``day`` range for the block scorer (:meth:`Filters.doc_filter`).
+A time phrase in the question is a *word window*: the search is limited to it padded by a few
+days, and a second search without it lets strong matches outside compete (:func:`resolve_window`).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from vault_tools.index.scorer import BlockScorer, DocFilter
+    from vault_tools.privacy.rules import Chat
+    from vault_tools.recall.ranking import Tuning
+    from vault_tools.recall.timewords import DateWindow
+
+__all__ = ["Filters", "Window", "and_not", "filter_query", "privacy_parts", "require", "resolve_window"]
+
+
+def privacy_parts(chat: Chat, include_private: bool = False) -> tuple[Any, Any]:
+    """(what a hit must match, what it must not match) for ``chat``; either may be None.
+
+    :func:`vault_tools.privacy.rules.visible_in` decides every kind x visibility pair. When most pairs
+    are allowed (a direct chat: all but ``#private``) the rule is applied as an exclusion of the
+    few denied ones, which costs a rare term's postings instead of intersecting every document.
+    """
+    from whoosh.query import And, NullQuery, Or, Term
+
+    from vault_tools.index import index as ix
+    from vault_tools.privacy.rules import ENTRY_KINDS, VISIBILITIES, visible_in
+
+    pairs = [(k, v) for k in sorted(ENTRY_KINDS) for v in sorted(VISIBILITIES)]
+    allowed = [(k, v) for k, v in pairs if visible_in(k, v, chat, include_private=include_private)]
+    denied = [pair for pair in pairs if pair not in allowed]
+    if not denied:
+        return None, None
+    if not allowed:
+        return NullQuery, None
+    chosen = allowed if len(allowed) <= len(denied) else denied
+    parts = []
+    for visibility in sorted({v for _k, v in chosen}):
+        kinds = [k for k, v in chosen if v == visibility]
+        rare = Term(ix.F_VISIBILITY, visibility)  # far fewer postings than a kind: it leads
+        if chosen is denied and len(kinds) == len(ENTRY_KINDS):
+            parts.append(rare)  # denied whatever the kind: no intersection with every daily entry
+        else:
+            parts.append(And([rare, Or([Term(ix.F_KIND, k) for k in kinds])]))
+    query = parts[0] if len(parts) == 1 else Or(parts)
+    return (query, None) if chosen is allowed else (None, query)
+
+
+_REQUIRE_CLASS: Any = None
+
+
+def require(scored: Any, required: Any) -> Any:
+    """``scored`` restricted to documents that match ``required``, scored by ``scored`` alone.
+
+    Whoosh's own ``Require`` trips an assertion in ``RequireMatcher.skip_to_quality`` when the
+    block-quality skip lands both sides on the same document; this one checks first.
+    """
+    global _REQUIRE_CLASS
+    if _REQUIRE_CLASS is None:
+        _REQUIRE_CLASS = _require_class()
+    return _REQUIRE_CLASS(scored, required)
+
+
+def _require_class() -> Any:
+    from whoosh.matching.wrappers import RequireMatcher
+    from whoosh.query import Require
+
+    class SafeRequireMatcher(RequireMatcher):  # type: ignore[misc]
+        def skip_to_quality(self, minquality: float) -> int:
+            skipped = int(self.a.skip_to_quality(minquality))
+            if self.a.is_active() and self.b.is_active() and self.a.id() != self.b.id():
+                self.child._find_next()
+            return skipped
+
+    class SafeRequire(Require):  # type: ignore[misc]
+        def matcher(self, searcher: Any, context: Any = None) -> Any:
+            scored_m = self.a.matcher(searcher, context)
+            if not scored_m.is_active():
+                return scored_m  # nothing to restrict: do not read a year of date postings
+            required_m = self.b.matcher(searcher, searcher.boolean_context())
+            return SafeRequireMatcher(scored_m, required_m)
+
+    return SafeRequire
+
+
+_AND_NOT_CLASS: Any = None
+
+
+def and_not(positive: Any, negative: Any) -> Any:
+    """``positive`` without the documents of ``negative``, scored by ``positive`` alone.
+
+    Whoosh's ``AndNotMatcher`` lets the first positive match through unchecked (it only compares
+    the two sides when they start on the same document) and reads the id of an exhausted positive
+    matcher after a block-quality skip (IndexError); this one fixes both.
+    """
+    global _AND_NOT_CLASS
+    if _AND_NOT_CLASS is None:
+        _AND_NOT_CLASS = _and_not_class()
+    return _AND_NOT_CLASS(positive, negative)
+
+
+def _and_not_class() -> Any:
+    from whoosh.matching.binary import AndNotMatcher
+    from whoosh.query import AndNot
+
+    class SafeAndNotMatcher(AndNotMatcher):  # type: ignore[misc]
+        # Whoosh's _find_first only looks at the exclusion side when both sides happen to start
+        # on the same document, so a first positive match that is excluded leaked through.
+        def _find_first(self) -> None:
+            if self.a.is_active() and self.b.is_active():
+                self._find_next()
+
+        def _find_next(self) -> bool:
+            if not self.a.is_active():
+                return False
+            return bool(super()._find_next())
+
+        def skip_to_quality(self, minquality: float) -> int:
+            skipped = int(self.a.skip_to_quality(minquality))
+            if self.a.is_active():
+                self._find_next()
+            return skipped
+
+    class SafeAndNot(AndNot):  # type: ignore[misc]
+        def matcher(self, searcher: Any, context: Any = None) -> Any:
+            positive = self.a.matcher(searcher, context)
+            if not positive.is_active():
+                return positive
+            negative = self.b.matcher(searcher, searcher.boolean_context())
+            return SafeAndNotMatcher(positive, negative)
+
+    return SafeAndNot
+
+
+@dataclass(frozen=True)
+class Window:
+    """The dates a search may return, and the word window it ranks by.
+
+    ``since``/``until`` filter the main search (hard limits, padded word window). ``core_*`` is
+    the word window as read, used to rank hits outside it lower. ``wide_*`` are the hard limits
+    alone: the second, unwindowed search of ``pad+rank``/``rank`` (None when there is none).
+    """
+
+    since: dt.date | None
+    until: dt.date | None
+    core_since: dt.date | None = None
+    core_until: dt.date | None = None
+    wide: bool = False
+    wide_since: dt.date | None = None
+    wide_until: dt.date | None = None
+    weak: bool = False  # the window of a long query: it ranks a little and never filters
+
+    @property
+    def empty(self) -> bool:
+        return self.since is not None and self.until is not None and self.since > self.until
+
+
+def resolve_window(
+    since: dt.date | None,
+    until: dt.date | None,
+    words: DateWindow | None,
+    tuning: Tuning,
+    *,
+    weak: bool = False,
+) -> Window:
+    """Combine hard ``--since/--until`` with the word window under ``tuning.window_mode``.
+
+    ``weak``: the window of a long query (the dialogue so far), which ranks and never filters.
+    """
+    if words is None:
+        return Window(since, until)
+    core_since, core_until = words.since, words.until
+    if weak:
+        return Window(since, until, core_since, core_until, weak=True)
+    mode = tuning.window_mode
+    if mode == "rank":
+        return Window(since, until, core_since, core_until)
+    lo, hi = core_since, core_until
+    if mode in ("pad", "pad+rank"):
+        lo = lo - dt.timedelta(days=tuning.pad_before) if lo else None
+        hi = hi + dt.timedelta(days=tuning.pad_after) if hi else None
+    wide = mode == "pad+rank"
+    return Window(_later(since, lo), _earlier(until, hi), core_since, core_until, wide, since, until)
+
+
+def _later(a: dt.date | None, b: dt.date | None) -> dt.date | None:
+    return max(a, b) if a and b else a or b
+
+
+def _earlier(a: dt.date | None, b: dt.date | None) -> dt.date | None:
+    return min(a, b) if a and b else a or b
+
+
+@dataclass(frozen=True)
+class Filters:
+    """Everything a hit must match besides its words (privacy, dates, tags), and what it must not."""
+
+    privacy: Any  # the chat's rule as a query a hit must match; None: no requirement
+    excluded: Any  # what a hit must not match; None: nothing excluded
+    since: dt.date | None = None
+    until: dt.date | None = None
+    tags: tuple[str, ...] = ()
+
+    @property
+    def required(self) -> Any:
+        """The privacy rule, the dates and the tags as one query; None when there are none."""
+        from whoosh.query import And
+
+        from vault_tools.index import index as ix
+
+        parts = [q for q in (self.privacy, ix.date_filter(self.since, self.until)) if q is not None]
+        parts += [ix.tag_filter(tag) for tag in self.tags]
+        return None if not parts else parts[0] if len(parts) == 1 else And(parts)
+
+    def restrict(self, query: Any) -> Any:
+        """``query`` (``None``: every entry) within these filters, scored by ``query`` alone.
+
+        Exclusions stay a cheap AndNot on the outside instead of a match over every document.
+        """
+        from whoosh.query import Every
+
+        required = self.required
+        if query is None:
+            query = required if required is not None else Every()
+        elif required is not None:
+            query = require(query, required)
+        return query if self.excluded is None else and_not(query, self.excluded)
+
+    def doc_filter(self, scorer: BlockScorer) -> DocFilter:
+        """These filters for :meth:`BlockScorer.top`: the dates on the ``day`` column, the rest as
+        sets of document numbers (read once per searcher)."""
+        from vault_tools.index import index as ix
+        from vault_tools.index.scorer import DocFilter
+
+        excluded = scorer.matching(self.excluded) if self.excluded is not None else frozenset()
+        required: frozenset[int] | None = None
+        for query in [self.privacy, *(ix.tag_filter(tag) for tag in self.tags)]:
+            if query is not None:
+                docs = scorer.matching(query)
+                required = docs if required is None else required & docs
+        days = None
+        if self.since is not None or self.until is not None:
+            days = (
+                ix.day_number(self.since) if self.since else None,
+                ix.day_number(self.until) if self.until else None,
+            )
+        return DocFilter(excluded, required, days)
+
+
+def filter_query(
+    chat: Chat,
+    since: dt.date | None,
+    until: dt.date | None,
+    tags: Sequence[str],
+    include_private: bool = False,
+) -> Filters:
+    """The privacy rule of ``chat``, the date window and the tags, as index queries."""
+    required, excluded = privacy_parts(chat, include_private)
+    return Filters(required, excluded, since, until, tuple(tags))

@@ -1,0 +1,563 @@
+"""Ranking: the keyword branches of a query, their weights, and the score of each hit.
+
+A query's terms are OR-ed over an entry's text, its neighbours' text (backing off: see
+:func:`keyword_clauses`), its section heading, its tags and its speaker (BM25F with per-field
+boosts, scored by :mod:`vault_tools.index.scorer`). The best :attr:`Tuning.pool` hits are then
+re-scored: ``bm25 x coordination x recency x importance x source x window`` (:func:`rescore`).
+Every constant is in :class:`Tuning`, chosen on ``bench/locomo_bench.py`` and
+``bench/recall_bench.py``, which sweep them.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import math
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from vault_tools.index.scorer import Clause
+    from vault_tools.recall.filters import Window
+    from vault_tools.recall.query import ParsedQuery
+
+__all__ = [
+    "DEFAULT_TUNING",
+    "Candidate",
+    "KeywordPart",
+    "Tuning",
+    "backoff_chars",
+    "day_of",
+    "demote_superseded",
+    "keyword_clauses",
+    "keyword_parts",
+    "keyword_query",
+    "lend_to_answers",
+    "matched_share",
+    "only_asks",
+    "prefer_latest",
+    "rank_order",
+    "rescore",
+    "sort_day",
+    "speaker_terms",
+    "spread_days",
+    "term_weight",
+]
+
+
+@dataclass(frozen=True)
+class Tuning:
+    """Ranking constants (chosen on ``bench/retrieval_set.py``; the benchmark sweeps them).
+
+    ``window_mode`` says what a time phrase in the question does: ``"exact"`` filters by the
+    window as read; ``"pad"`` filters by the window widened by ``pad_before``/``pad_after`` days;
+    ``"rank"`` does not filter; ``"pad+rank"`` (the default) merges a padded-window search with an
+    unwindowed one. Every mode multiplies a hit ``d`` days outside the window by
+    ``max(outside_floor, outside_window ** d)``.
+    """
+
+    pool: int = 30  # hits re-ranked per search: max(pool, 2 * limit + 10)
+    bm25_b: float = 0.3  # length normalisation (Whoosh BM25F's B): entries are one-liners
+    bm25_k1: float = 1.2
+    text_boost: float = 1.0
+    section_boost: float = 0.3
+    before_boost: float = 0.4  # the entry before it (a question this entry answers)
+    after_boost: float = 0.3  # the entry after it
+    context_terms: int = 2  # query terms the neighbours must share for a hit that matches only through them
+    context_floor: float = 0.35  # ... and the share of the best direct match's score it must reach
+    speaker_boost: float = 1.0  # a name in the query that is who says an entry ("**Name**: ...")
+    later_speaker: float = 0.5  # a later name's speaker boost (the first is the subject; "X and Y": both are)
+    speaker_text_factor: float = 0.3  # the other branches of such a name are scaled by this
+    answer_factor: float = 0.8  # the share of a question's score the entry right after it (its answer) gets
+    answer_top: int = 10  # ... for the questions among this many best hits
+    tag_boost: float = 0.6
+    tag_max_share: float = 0.02
+    coordination: float = 0.3  # weight of the share of the query's terms a hit has
+    recency_weight: float = 0.25  # when the question has time words
+    recency_weight_untimed: float = 0.05  # when it has none: most questions about the past are not about now
+    importance_weight: float = 0.4
+    memory_boost: float = 1.1
+    window_mode: str = "pad+rank"
+    pad_before: int = 1
+    pad_after: int = 3
+    outside_window: float = 0.8  # per day outside the word window
+    outside_floor: float = 0.35  # the least a strong match far outside the word window keeps
+    wide_pool: int = 0  # hits of the unwindowed search: max(wide_pool, limit + 5)
+    char_backoff: float = (
+        0.0  # a character of a Chinese query's words on its own (backoff_chars); off: see README
+    )
+    char_max: int = 4
+    char_word_df: int = 2  # ... of a query bigram in at most this many entries
+    char_max_share: float = 0.01  # ... when the character ends a run in at most this share of entries
+    time_word_weight: float = 0.3  # a named period of the question's time phrase, as a term
+    chatter_weight: float = 0.3  # a long query's terms outside its last turn (query.ParsedQuery.long)
+    weak_outside_window: float = 0.97  # a long query's window: per day outside it ...
+    weak_outside_floor: float = 0.85  # ... and the least a hit far outside keeps
+    question_factor: float = 0.7  # an entry that only asks ("What genres do you enjoy?") is no evidence
+    latest_ratio: float = (
+        0.5  # a question about now: same-subject hits within this of the best go newest first
+    )
+    superseded_factor: float = 0.5  # a MEMORY item another hit says it supersedes ([supersedes:: m-…])
+    day_repeat: float = 0.6  # a question across days: each earlier hit of the same day scales a hit by this
+    event_time: bool = True  # an entry that tells of a time inside the window counts as inside it
+    duplicate_overlap: float = 0.75
+    duplicate_overlap_linked: float = 0.45
+    hit_overhead_tokens: int = 16  # path, line, date and JSON keys around each hit's text
+    browse_pool: int = 500
+    # A question about a period and nothing else ("what happened last week?", "上个月做了什么"):
+    # the summary of exactly that period first, a shorter one inside it next (summaries.py).
+    summary_period: float = 1.5
+    summary_inside: float = 1.2
+
+
+DEFAULT_TUNING = Tuning()
+
+
+#: One OR branch of a query's keywords: (field, term, boost).
+KeywordPart = tuple[str, str, float]
+
+
+def keyword_parts(parsed: ParsedQuery, tuning: Tuning, searcher: Any = None) -> list[KeywordPart]:
+    """(field, term, boost) of each OR branch of the query's keywords; empty when it only browses.
+
+    The terms go over text, section and tags. With a ``searcher``, a term is matched against
+    section headings and tag names only where it is on at most ``tag_max_share`` of the entries:
+    a heading or tag on everything (``## Work``, ``#work``) ranks nothing and costs a long
+    posting list.
+    """
+    from vault_tools.index import index as ix
+
+    if not parsed.terms:
+        return []
+    most = tuning.tag_max_share * max(1, searcher.doc_count()) if searcher is not None else math.inf
+
+    def useful(field: str, term: str) -> bool:
+        return searcher is None or 0 < searcher.doc_frequency(field, term) <= most
+
+    speakers = speaker_terms(parsed, searcher) if tuning.speaker_boost > 0 else {}
+    parts: list[KeywordPart] = []
+    for term in parsed.terms:
+        factor = tuning.speaker_text_factor if term in speakers else 1.0
+        factor *= term_weight(parsed, term, tuning)
+        parts.append((ix.F_TEXT, term, tuning.text_boost * factor))
+        for field_name, boost in ((ix.F_BEFORE, tuning.before_boost), (ix.F_AFTER, tuning.after_boost)):
+            if boost > 0:
+                parts.append((field_name, term, boost * factor))
+        if tuning.section_boost > 0 and (len(term) == 1 or useful(ix.F_SECTION, term)):
+            parts.append((ix.F_SECTION, term, tuning.section_boost))
+    names = list(dict.fromkeys(speakers.values()))
+    subjects = {*names[:1], *co_subjects(parsed.keywords, names)}
+    for word in names:
+        parts.append(
+            (ix.F_SPEAKER, word, tuning.speaker_boost * (1.0 if word in subjects else tuning.later_speaker))
+        )
+    if tuning.tag_boost > 0:
+        words = [w for w in dict.fromkeys(parsed.words) if useful(ix.F_TAGS, w)]
+        parts += [(ix.F_TAGS, word, tuning.tag_boost) for word in words]
+    parts += [(ix.F_TEXT, char, tuning.char_backoff) for char in backoff_chars(parsed, tuning, searcher)]
+    return parts
+
+
+def backoff_chars(parsed: ParsedQuery, tuning: Tuning, searcher: Any) -> list[str]:
+    """The characters of a Chinese query's words searched on their own, weighted low.
+
+    Words that share one character meet no bigram (跑步 and 慢跑, 讨厌 and 厌恶, 拍照 and 照片).
+    So the characters of a query bigram that the notes (almost) never write as such
+    (:attr:`Tuning.char_word_df` entries at most) are searched alone too (as a character or
+    any bigram it starts), at :attr:`Tuning.char_backoff`: at most :attr:`Tuning.char_max` of
+    them, each ending a run in at most :attr:`Tuning.char_max_share` of the entries (a common
+    one is slow to search and says nothing). A bigram the notes do write needs no back-off, and
+    costs none.
+    """
+    from vault_tools.index import index as ix
+    from vault_tools.index.analysis import is_cjk_char
+
+    if tuning.char_backoff <= 0 or searcher is None:
+        return []
+    rare_words = [
+        t
+        for t in parsed.terms
+        if len(t) == 2
+        and t not in parsed.time_terms
+        and searcher.doc_frequency(ix.F_TEXT, t) <= tuning.char_word_df
+    ]
+    chars = {ch for t in rare_words for ch in t if is_cjk_char(ch)}
+    chars -= set(parsed.terms)
+    if not chars:
+        return []
+    most = tuning.char_max_share * max(1, searcher.doc_count())
+    frequency = {ch: searcher.doc_frequency(ix.F_TEXT, ch) for ch in chars}
+    rare = sorted((ch for ch in chars if 0 < frequency[ch] <= most), key=lambda ch: (frequency[ch], ch))
+    return rare[: tuning.char_max]
+
+
+def term_weight(parsed: ParsedQuery, term: str, tuning: Tuning) -> float:
+    """How much a query term counts: less when it is in a long query's chatter, not its last turn,
+    or a name of the period the question asks about ("summer" of "in summer 2021")."""
+    if term in parsed.time_terms:
+        return tuning.time_word_weight
+    return tuning.chatter_weight if parsed.long and term not in parsed.focus else 1.0
+
+
+def co_subjects(keywords: str, names: Sequence[str]) -> set[str]:
+    """The names the question joins with "and" ("What do Ana and Ben both like?"): each is a
+    subject, not the first one's listener or topic ("What did Ana tell Ben?"), so each gets the
+    first name's speaker boost."""
+    if len(names) < 2:
+        return set()
+    name = "|".join(re.escape(n) for n in names)
+    joined = re.finditer(rf"\b({name})\s*(?:\band\b|&)\s*({name})\b", keywords.lower())
+    return {n for m in joined for n in m.groups()}
+
+
+def speaker_terms(parsed: ParsedQuery, searcher: Any) -> dict[str, str]:
+    """Analyzed term -> query word, for the query's words that name who says some entry."""
+    from vault_tools.index import index as ix
+    from vault_tools.index.analysis import tokenize
+
+    if searcher is None:
+        return {}
+    found: dict[str, str] = {}
+    for word in dict.fromkeys(parsed.words):
+        if searcher.doc_frequency(ix.F_SPEAKER, word) > 0:
+            for term in tokenize(word):
+                found[term] = word
+    return found
+
+
+def keyword_query(parts: Sequence[KeywordPart]) -> Any:
+    """:func:`keyword_parts` as one Whoosh ``Or`` query; None when the query only browses.
+
+    The neighbours' fields are left out: their back-off rule (see :func:`keyword_clauses`) is
+    the block scorer's, so Whoosh's matchers (the fallback) rank by the entry's own words.
+    """
+    from whoosh.query import Or, Term
+
+    from vault_tools.index import index as ix
+    from vault_tools.index.analysis import term_query
+
+    own = [(field, term, boost) for field, term, boost in parts if field not in ix.NEIGHBOUR_FIELDS]
+    if not own:
+        return None
+    return Or(
+        [
+            Term(field, term, boost=boost)
+            if field in (ix.F_TAGS, ix.F_SPEAKER)
+            else term_query(term, field).with_boost(boost)
+            for field, term, boost in own
+        ]
+    )
+
+
+def keyword_clauses(parts: Sequence[KeywordPart], searcher: Any) -> list[Clause]:
+    """:func:`keyword_parts` for :class:`vault_tools.index.scorer.BlockScorer`: the branches of
+    :func:`keyword_query`.
+
+    A single CJK character stands for itself and every bigram it starts, as in
+    :class:`vault_tools.index.analysis.CjkCharQuery`. A neighbour's clause backs off: it counts only
+    for entries whose own text lacks the term (see :meth:`vault_tools.index.scorer.BlockScorer.scores`).
+    """
+    from vault_tools.index import index as ix
+    from vault_tools.index.analysis import cjk_char_terms, is_cjk_char
+    from vault_tools.index.scorer import Clause
+
+    reader = searcher.reader()
+    clauses = []
+    for field_name, term, boost in parts:
+        texts: tuple[str, ...] = (term,)
+        if field_name not in (ix.F_TAGS, ix.F_SPEAKER) and is_cjk_char(term):
+            texts = tuple(cjk_char_terms(reader, field_name, term))
+        unless = ix.F_TEXT if field_name in ix.NEIGHBOUR_FIELDS else None
+        clauses.append(Clause(field_name, texts, boost, unless))
+    return clauses
+
+
+@dataclass
+class Candidate:
+    fields: dict[str, Any]
+    bm25: float
+    matched: float = 1.0  # idf-weighted share of the query's terms this hit contains
+    score: float = 0.0
+    parts: dict[str, float] = field(default_factory=dict)
+    also_in: list[str] = field(default_factory=list)
+    words: frozenset[str] = frozenset()
+
+    @property
+    def place(self) -> str:
+        return f"{self.fields.get('path', '')}:{self.fields.get('start_line', 0)}"
+
+
+def day_of(stored: dict[str, Any]) -> dt.date | None:
+    value = str(stored.get("datetime") or "")
+    try:
+        return dt.date.fromisoformat(value[:10]) if value else None
+    except ValueError:
+        return None
+
+
+def rescore(
+    candidate: Candidate,
+    *,
+    as_of: dt.date,
+    half_life: float,
+    window: Window,
+    tuning: Tuning,
+    browsing: bool = False,
+) -> None:
+    """Combine BM25F with recency, importance, source and the word window (see module doc).
+
+    ``browsing``: the query has no keywords, so a summary of the asked period is what answers it.
+    """
+    stored = candidate.fields
+    kind = stored.get("kind", "note")
+    day = day_of(stored)
+    timed = (window.core_since or window.core_until) and not window.weak
+    weight = tuning.recency_weight if timed else tuning.recency_weight_untimed
+    if kind == "memory":
+        recency = 1.0
+    elif day is None:
+        recency = 1.0 - weight / 2
+    else:
+        age = max(0, (as_of - day).days)
+        recency = 1.0 - weight + weight * 0.5 ** (age / half_life)
+    importance = stored.get("importance")
+    value = float(importance) if importance is not None else 0.5
+    value = min(1.0, max(0.0, value)) if math.isfinite(value) else 0.5
+    importance_factor = 1.0 + tuning.importance_weight * (value - 0.5)
+    source = tuning.memory_boost if kind == "memory" else 1.0
+    if kind == "summary" and browsing:
+        source = _summary_preference(stored, day, window, tuning)
+    outside = _days_outside(day, window)
+    if outside and tuning.event_time and not browsing and tells_of_window(stored, day, window):
+        outside = 0  # written later (or earlier) about a time inside the window
+    if window.weak:
+        window_factor = (
+            max(tuning.weak_outside_floor, tuning.weak_outside_window**outside) if outside else 1.0
+        )
+    else:
+        window_factor = max(tuning.outside_floor, tuning.outside_window**outside) if outside else 1.0
+    coordination = 1.0 - tuning.coordination + tuning.coordination * candidate.matched
+    asks = tuning.question_factor if not browsing and only_asks(str(stored.get("text", ""))) else 1.0
+    candidate.parts = {
+        "bm25": candidate.bm25,
+        "coordination": coordination,
+        "recency": recency,
+        "importance": importance_factor,
+        "source": source,
+        "window": window_factor,
+    }
+    if asks != 1.0:
+        candidate.parts["asks"] = asks
+    candidate.score = (
+        candidate.bm25 * coordination * recency * importance_factor * source * window_factor * asks
+    )
+
+
+_SPEAKER_LABEL = re.compile(r"^\*\*[^*\n]{1,40}\*\*\s*[:：]\s*|^\*\*[^*\n]{1,40}[:：]\*\*\s*")
+_SENTENCE_END = re.compile(r"[.!?。！？…]+[\"'”’)）]*\s*")
+
+
+def only_asks(text: str) -> bool:
+    """Whether an entry only asks (every sentence a question): in a log, the assistant's "What
+    genres do you enjoy?" repeats the words of the question and holds no answer."""
+    body = _SPEAKER_LABEL.sub("", text.strip(), count=1)
+    ends = [m.group(0).strip() for m in _SENTENCE_END.finditer(body)]
+    return bool(ends) and body.rstrip().endswith(QUESTION_MARKS) and all("?" in e or "？" in e for e in ends)
+
+
+#: What marks an entry as asking: its answer is most often the entry right after it.
+QUESTION_MARKS = ("?", "？")
+
+
+def lend_to_answers(
+    ranked: list[Candidate], fetch: Callable[[str], dict[str, Any] | None], tuning: Tuning
+) -> list[Candidate]:
+    """``ranked`` (best first) with each question's answer ranked right behind it.
+
+    In a conversation, and in notes kept as questions and answers, a line that asks shares the
+    question's words while the line after it holds the answer, often in other words. So an
+    entry among the :attr:`Tuning.answer_top` best that asks lends :attr:`Tuning.answer_factor`
+    of its score to the entry right after it (same file and section, stored as ``next``), when
+    that scores less on its own. ``fetch`` gives an entry's stored fields by id, or None when the
+    search's filters (chat, dates, tags) leave it out: a lent score never shows an entry the
+    search could not.
+    """
+    if tuning.answer_factor <= 0:
+        return ranked
+    by_id = {str(c.fields.get("id")): c for c in ranked}
+    lent = False
+    for asking in ranked[: tuning.answer_top]:
+        next_id = asking.fields.get("next")
+        text = str(asking.fields.get("text", ""))
+        if not next_id or not any(mark in text for mark in QUESTION_MARKS):
+            continue
+        score = asking.score / asking.parts.get("asks", 1.0) * tuning.answer_factor
+        answer = by_id.get(next_id)
+        if answer is None:
+            fields = fetch(next_id)
+            if fields is None:
+                continue
+            answer = by_id[next_id] = Candidate(fields, 0.0)
+            ranked.append(answer)
+        if answer.score < score:
+            answer.score = score
+            answer.parts = {**answer.parts, "answers": asking.score, "score_lent": tuning.answer_factor}
+            lent = True
+    if lent:
+        ranked.sort(key=rank_order)
+    return ranked
+
+
+def demote_superseded(ranked: Sequence[Candidate], tuning: Tuning) -> None:
+    """Scale down a MEMORY item that another hit supersedes (the heartbeat's ``[supersedes:: m-…]``)."""
+    import json
+
+    named = set()
+    for candidate in ranked:
+        raw = candidate.fields.get("fields")
+        if raw and "supersedes" in str(raw):
+            try:
+                value = json.loads(str(raw)).get("supersedes", "")
+            except (ValueError, AttributeError):
+                continue
+            named.add(str(value).strip().lstrip("^"))
+    if not named:
+        return
+    for candidate in ranked:
+        if candidate.fields.get("block_id") in named:
+            candidate.score *= tuning.superseded_factor
+            candidate.parts = {**candidate.parts, "superseded": tuning.superseded_factor}
+
+
+def prefer_latest(ranked: list[Candidate], terms: Sequence[str], tuning: Tuning) -> list[Candidate]:
+    """For a question about now: among the best hits that hold every query word the best hit
+    holds (one subject) and score within :attr:`Tuning.latest_ratio` of the best of them, the
+    newest ranks first.
+
+    "What is my coffee order?" finds "a flat white" (February) and "switched to a cortado"
+    (October): both say "coffee order", and the later one is what holds now.
+    """
+    from vault_tools.index.analysis import tokenize
+
+    if tuning.latest_ratio >= 1.0 or not ranked or not terms:
+        return ranked
+    top = ranked[: tuning.answer_top]
+    held = [set(terms) & set(tokenize(str(c.fields.get("text", "")))) for c in top]
+    wanted = held[0]  # the subject: the query words the best hit says
+    members = [c for c, words in zip(top, held, strict=True) if wanted and wanted <= words]
+    if len(members) < 2:
+        return ranked
+    best = max(c.score for c in members)
+    close = [c for c in members if c.score >= tuning.latest_ratio * best]
+    scores = sorted((c.score for c in close), reverse=True)
+    moved = False
+    for candidate, score in zip(sorted(close, key=lambda c: -sort_day(c.fields)), scores, strict=True):
+        if candidate.score != score:
+            candidate.parts = {**candidate.parts, "latest": score / max(candidate.score, 1e-12)}
+            candidate.score = score
+            moved = True
+    if moved:
+        ranked.sort(key=rank_order)
+    return ranked
+
+
+def spread_days(ranked: list[Candidate], tuning: Tuning) -> list[Candidate]:
+    """For a question across days: each hit scaled by :attr:`Tuning.day_repeat` per better hit of
+    the same day, so the top of the list covers more days instead of near-copies of one."""
+    if tuning.day_repeat >= 1.0:
+        return ranked
+    seen: dict[int, int] = {}
+    for candidate in ranked:  # best first: a day's best hit keeps its score
+        day = sort_day(candidate.fields)
+        repeats = seen.get(day, 0)
+        if repeats and day:
+            candidate.score *= tuning.day_repeat**repeats
+            candidate.parts = {**candidate.parts, "same_day": tuning.day_repeat**repeats}
+        seen[day] = repeats + 1
+    ranked.sort(key=rank_order)
+    return ranked
+
+
+def matched_share(stored: dict[str, Any], weights: dict[str, float]) -> float:
+    """The share of the query's terms (weighted by idf) found in a hit's text, section or tags."""
+    from vault_tools.index.analysis import tokenize
+
+    total = sum(weights.values())
+    if not total:
+        return 1.0
+    text = f"{stored.get('text', '')} {stored.get('section', '')} {str(stored.get('tags') or '').replace(',', ' ')}"
+    have = set(tokenize(text))
+    found = 0.0
+    for term, weight in weights.items():
+        if term in have or (len(term) == 1 and any(t.startswith(term) for t in have)):
+            found += weight
+    return found / total
+
+
+def rank_order(candidate: Candidate) -> tuple[float, int]:
+    """The sort key of a ranked list: best score first, then the newer entry."""
+    return (-round(candidate.score, 9), -sort_day(candidate.fields))
+
+
+def sort_day(stored: dict[str, Any]) -> int:
+    day = day_of(stored)
+    return day.toordinal() if day else 0
+
+
+def _summary_preference(stored: dict[str, Any], end: dt.date | None, window: Window, tuning: Tuning) -> float:
+    """How much a summary's period answers a question about the window (1.0: not at all).
+
+    The period is read from the file's name (``2026-W10.md``, ``2026-03.md``); its last day is
+    the entry's date.
+    """
+    if end is None or window.core_since is None or window.core_until is None:
+        return 1.0
+    name = str(stored.get("path", "")).rsplit("/", 1)[-1].removesuffix(".md")
+    try:
+        if "-W" in name:
+            year, week = name.split("-W")
+            start = dt.date.fromisocalendar(int(year), int(week), 1)
+        else:
+            start = dt.date.fromisoformat(f"{name}-01")
+    except ValueError:
+        return 1.0
+    if (start, end) == (window.core_since, window.core_until):
+        return tuning.summary_period
+    if window.core_since <= start and end <= window.core_until:
+        return tuning.summary_inside
+    return 1.0
+
+
+def tells_of_window(stored: dict[str, Any], day: dt.date | None, window: Window) -> bool:
+    """Whether an entry tells of a time inside the word window ("last Friday" in a note of the
+    Thursday after it), a period no longer than the window or a month."""
+    if day is None:
+        return False
+    lo, hi = window.core_since or dt.date.min, window.core_until or dt.date.max
+    longest = max(31, (hi - lo).days + 1) if window.core_since and window.core_until else 366
+    for since, until in _mentions(str(stored.get("text", "")), day):
+        if since <= hi and lo <= until and (until - since).days < longest:
+            return True
+    return False
+
+
+@functools.lru_cache(maxsize=8192)
+def _mentions(text: str, day: dt.date) -> list[tuple[dt.date, dt.date]]:
+    from vault_tools.recall.timewords import mentioned_spans
+
+    return mentioned_spans(text, day)
+
+
+def _days_outside(day: dt.date | None, window: Window) -> int:
+    """How many days ``day`` lies outside the word window (0 inside, or when there is none)."""
+    if window.core_since is None and window.core_until is None:
+        return 0
+    if day is None:
+        return 3  # an undated note cannot be placed in time: rank it like a near miss
+    if window.core_since is not None and day < window.core_since:
+        return (window.core_since - day).days
+    if window.core_until is not None and day > window.core_until:
+        return (day - window.core_until).days
+    return 0

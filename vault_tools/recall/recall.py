@@ -1,0 +1,598 @@
+"""Recall: find the entries that answer a question about the past, fast, within a chat's rights.
+
+Design. A query goes through four steps, each in its own module.
+
+1. *Reading the query* (:mod:`vault_tools.recall.query`): tags, the first time phrase as a *word window*
+   (:mod:`vault_tools.recall.timewords`), keywords without stop and question words, or why it is noise.
+   A query of nothing but filters ("yesterday", "#atlas") *browses*: every entry that passes the
+   filters, newest and most important first.
+2. *What a hit may be* (:mod:`vault_tools.recall.filters`): the chat's privacy rule, ``--since`` /
+   ``--until``, the word window and the tags, applied inside the search before the top-k is taken.
+3. *Ranking* (:mod:`vault_tools.recall.ranking`): the terms OR-ed over an entry's text, its neighbours'
+   text, section, tags and speaker (BM25F, scored a term at a time by :mod:`vault_tools.index.scorer`,
+   Whoosh's matchers the fallback), then ``bm25 × coordination × recency × importance × source ×
+   window`` over the best :data:`Tuning.pool` hits.
+   With ``[embeddings]`` configured (``--mode semantic|hybrid``), the entries most similar to the
+   question within the same filters join the candidates and :mod:`vault_tools.recall.fusion` ranks them
+   (:mod:`vault_tools.vectors.cache`); when the endpoint fails the answer is the keyword one, with a
+   warning, after at most ``query_timeout_seconds``.
+4. *Shaping* (:mod:`vault_tools.recall.results`): near-duplicates collapse into the better hit, and hits
+   are added in rank order while their estimated tokens fit ``max_tokens``.
+
+This module runs the steps: :class:`Recaller` (a warm session) and :func:`recall` (one call).
+
+Word windows. People write events down a day or two later ("…dinner last night"), and a time
+word in a question does not always say when the answer was written ("the rent from July" was
+noted in May). So a window read from the question is a ranking preference with a safety net,
+not a plain filter (``window_mode="pad+rank"``): one search is filtered by the window padded by
+:data:`Tuning.pad_before`/:data:`Tuning.pad_after` days, a second one by the hard limits only;
+a hit ``d`` days outside the window keeps ``max(outside_floor, outside_window ** d)`` of its
+score. On ``bench/retrieval_set.py`` this beats the exact window, padding alone and ranking
+alone (see ``bench/recall_bench.py``). Explicit ``--since``/``--until`` are hard limits of both
+searches and are never padded.
+
+Warm use. :class:`Recaller` keeps one Whoosh searcher open across calls and refreshes it when
+the index has new commits (``s = s.refresh()``); the MCP server holds one. :func:`recall` is the
+one-shot form the CLI uses: it catches the index up with the files first and says ``stale``
+when it could not.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import time
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from vault_tools.config import Config
+from vault_tools.errors import UsageError
+from vault_tools.recall.filters import Filters, Window, filter_query, resolve_window
+from vault_tools.recall.query import ParsedQuery, parse_query, vector_text
+from vault_tools.recall.ranking import (
+    DEFAULT_TUNING,
+    Candidate,
+    KeywordPart,
+    Tuning,
+    demote_superseded,
+    keyword_clauses,
+    keyword_parts,
+    keyword_query,
+    lend_to_answers,
+    matched_share,
+    prefer_latest,
+    rank_order,
+    rescore,
+    spread_days,
+    term_weight,
+)
+from vault_tools.recall.results import Hit, RecallResult, highlight_spans, shape
+
+if TYPE_CHECKING:
+    from vault_tools.index.index import Index
+    from vault_tools.index.scorer import BlockScorer
+    from vault_tools.privacy.rules import Chat
+    from vault_tools.recall.fusion import Fusion
+    from vault_tools.vectors.cache import SemanticSearch
+
+__all__ = [
+    "DEFAULT_TUNING",
+    "Hit",
+    "RecallResult",
+    "Recaller",
+    "Tuning",
+    "highlight_spans",
+    "parse_query",
+    "recall",
+]
+
+
+def _as_date(value: str | dt.date | None, as_of: dt.date, *, end: bool) -> dt.date | None:
+    from vault_tools.recall.timewords import parse_when
+
+    if value is None or isinstance(value, dt.date):
+        return value
+    if not value.strip():
+        return None
+    return parse_when(value, as_of, end=end)
+
+
+class Recaller:
+    """A warm recall session over one vault: one Whoosh searcher kept open across calls.
+
+    ``catch_up`` says when the index is brought up to date with the files before a search:
+    ``"auto"`` (the default) and ``"always"`` (a stat of every note per call; with a live
+    ``vault-tools watch`` it finds nothing to do except an edit the watcher has not indexed yet,
+    still inside its debounce window, which it then indexes or waits for), ``"never"`` (new
+    commits are still picked up by refreshing the searcher; for a caller the watcher itself
+    keeps current), or a number of seconds between catch-ups. Use it as a context manager or call
+    :meth:`close`. One thread at a time.
+    """
+
+    def __init__(
+        self,
+        config: Config,
+        *,
+        catch_up: str | float = "auto",
+        tuning: Tuning = DEFAULT_TUNING,
+        index: Index | None = None,
+        fusion: Fusion | None = None,
+    ) -> None:
+        from vault_tools.index.index import Index
+        from vault_tools.index.lines import LineTable
+
+        self.config = config
+        self.tuning = tuning
+        self.fusion = fusion
+        self._semantic: SemanticSearch | None = None
+        self.catch_up = catch_up
+        self.index = index if index is not None else Index(config)
+        self._lines = LineTable(self.index.dir)  # where entries whose documents were kept are now
+        self._searcher: Any = None
+        self._scorer: BlockScorer | None = None
+        self._speaker_names: tuple[Any, list[str]] | None = None  # (searcher, who says entries)
+        self._last_catch_up = -math.inf
+        self._stale_reason: str | None = None
+        self._used_mode = "keyword"
+
+    def __enter__(self) -> Recaller:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._scorer = None
+        if self._semantic is not None:
+            self._semantic.close()
+            self._semantic = None
+        searcher, self._searcher = self._searcher, None
+        if searcher is not None:
+            searcher.close()
+
+    def _due(self) -> bool:
+        if self.catch_up in ("auto", "always"):
+            # Also with a live watcher: trusting it missed an edit saved inside its debounce
+            # window, and said stale: false (the served path waits for the watcher instead).
+            return True
+        if self.catch_up == "never":
+            return False
+        return time.monotonic() - self._last_catch_up >= float(self.catch_up)
+
+    def _prepare(self, warnings: list[str]) -> bool:
+        """Catch up (when due) and return a current searcher; True when results may be stale."""
+        stale = False
+        if self._due():
+            report = self.index.ensure_current()
+            self._last_catch_up = time.monotonic()
+            warnings.extend(report.warnings)
+            self._stale_reason = report.stale_reason if report.stale else None
+            if report.changed or report.rebuilt:
+                self.close()
+        if self._stale_reason:
+            stale = True
+            warnings.append(f"results may be stale: {self._stale_reason}")
+        if self._searcher is not None:
+            try:
+                self._searcher = self._searcher.refresh()
+            except Exception:  # the index was swapped by a rebuild: open it again
+                self.close()
+        if self._searcher is None:
+            from whoosh.scoring import BM25F
+
+            self._searcher = self.index.open_searcher()
+            # Whoosh reads the weighting from the top searcher for every query (refresh keeps it).
+            self._searcher.weighting = BM25F(B=self.tuning.bm25_b, K1=self.tuning.bm25_k1)
+        self._lines.refresh()  # after the searcher: a table newer than it moves nothing wrongly
+        return stale
+
+    def recall(
+        self,
+        query: str,
+        *,
+        limit: int | None = None,
+        since: str | dt.date | None = None,
+        until: str | dt.date | None = None,
+        tags: Sequence[str] = (),
+        chat: str | None = None,
+        max_tokens: int | None = None,
+        as_of: dt.date | None = None,
+        explain: bool = False,
+        include_private: bool = False,
+        mode: str | None = None,
+    ) -> RecallResult:
+        """See :func:`recall`."""
+        from vault_tools.privacy.rules import parse_chat
+
+        settings = self.config.recall
+        chat_ = parse_chat(chat if chat is not None else settings.chat)
+        if include_private and chat_ != "direct":
+            raise UsageError(f"#private entries are never shown in a {chat_} chat; drop --include-private")
+        limit_ = settings.limit if limit is None else limit
+        budget = settings.max_tokens if max_tokens is None else max_tokens
+        if limit_ <= 0:
+            raise UsageError(f"--limit must be positive, got {limit_}")
+        if budget <= 0:
+            raise UsageError(f"--max-tokens must be positive, got {budget}")
+        today = as_of or self.config.today()
+        since_ = _as_date(since, today, end=False)
+        until_ = _as_date(until, today, end=True)
+        parsed = parse_query(query, today, filtered=bool(tags or since_ or until_))
+        wanted_tags = tuple(
+            dict.fromkeys([*(t.lstrip("#").lower() for t in tags if t.strip("# ")), *parsed.tags])
+        )
+        window = resolve_window(since_, until_, parsed.window, self.tuning, weak=parsed.long)
+        filters = self._filters(chat_, since_, until_, wanted_tags, parsed, window, today, limit_, budget)
+        mode_ = self._mode(mode)
+        if self.config.embeddings.configured:
+            filters["mode"] = mode_
+        result = RecallResult(query, filters, False, [], [], list(parsed.terms))
+        if parsed.noise is not None:
+            result.warnings.append(parsed.noise)
+            return result
+        if window.empty:
+            result.warnings.append(
+                f"no dates left: the window {window.since}..{window.until} is empty "
+                "(check --since/--until against the time words in the query)"
+            )
+            return result
+        result.stale = self._prepare(result.warnings)
+        ranked = self._search(
+            parsed, chat_, window, wanted_tags, today, limit_, include_private, mode_, result.warnings
+        )
+        if self.config.embeddings.configured and mode_ != "keyword":
+            filters["mode"] = self._used_mode
+            if self._semantic is not None:
+                result.warnings.extend(self._semantic.warnings)
+                self._semantic.warnings.clear()
+        hits = shape(ranked, limit_, budget, explain, result.warnings, self.tuning)
+        result.results = hits
+        return result
+
+    def _mode(self, mode: str | None) -> str:
+        configured = self.config.embeddings.configured
+        if mode is None:
+            return "hybrid" if configured else "keyword"
+        from vault_tools.recall.fusion import MODES
+
+        if mode not in MODES:
+            raise UsageError(f"--mode must be one of {', '.join(MODES)}, got {mode!r}")
+        if mode != "keyword" and not configured:
+            raise UsageError(
+                f"--mode {mode} needs an embeddings endpoint: set [embeddings] model (and base_url) "
+                "in .vault-tools/config.toml (see the README, Semantic recall)"
+            )
+        return mode
+
+    def _filters(
+        self,
+        chat: Chat,
+        since: dt.date | None,
+        until: dt.date | None,
+        tags: tuple[str, ...],
+        parsed: ParsedQuery,
+        window: Window,
+        as_of: dt.date,
+        limit: int,
+        budget: int,
+    ) -> dict[str, Any]:
+        words = parsed.window
+        return {
+            "chat": chat,
+            "since": since.isoformat() if since else None,
+            "until": until.isoformat() if until else None,
+            "tags": list(tags),
+            "time_phrase": words.phrase if words else None,
+            "window": (
+                {
+                    "since": words.since.isoformat() if words.since else None,
+                    "until": words.until.isoformat() if words.until else None,
+                    "searched_since": window.since.isoformat() if window.since else None,
+                    "searched_until": window.until.isoformat() if window.until else None,
+                    "mode": "weak" if window.weak else self.tuning.window_mode,
+                }
+                if words
+                else None
+            ),
+            "keywords": list(parsed.terms),
+            "as_of": as_of.isoformat(),
+            "limit": limit,
+            "max_tokens": budget,
+        }
+
+    def _search(
+        self,
+        parsed: ParsedQuery,
+        chat: Chat,
+        window: Window,
+        tags: Sequence[str],
+        as_of: dt.date,
+        limit: int,
+        include_private: bool = False,
+        mode: str = "keyword",
+        warnings: list[str] | None = None,
+    ) -> list[Candidate]:
+        from vault_tools.index import index as ix
+
+        tuning = self.tuning
+        searcher = self._searcher
+        parts = keyword_parts(parsed, tuning, searcher)
+        self._used_mode = "keyword"
+        query_vector = None
+        if mode != "keyword" and parts:
+            query_vector = self._query_vector(
+                vector_text(parsed.focus_text or parsed.keywords or parsed.text, self._speakers()),
+                warnings if warnings is not None else [],
+            )
+        filters = filter_query(chat, window.since, window.until, tags, include_private)
+        pool = max(tuning.pool, 2 * limit + 10)
+        if not parts:
+            results = searcher.search(
+                filters.restrict(None), limit=max(tuning.browse_pool, limit), sortedby=ix.F_DAY, reverse=True
+            )
+            candidates = [Candidate(self._lines.fix(dict(hit.fields())), 1.0) for hit in results]
+            if window.core_since is not None and window.core_until is not None:
+                candidates += self._period_summaries(filters, {hit.docnum for hit in results})
+        else:
+            wide = (
+                filter_query(chat, window.wide_since, window.wide_until, tags, include_private)
+                if window.wide
+                else None
+            )
+            scorer = self._block_scorer()
+            every: dict[int, float] = {}
+            if scorer is not None:
+                found = self._score_in_blocks(scorer, parts, filters, wide, pool, limit, every)
+            else:
+                found = self._score_with_matchers(keyword_query(parts), filters, wide, pool, limit)
+            cosines: dict[int, float] | None = None
+            if query_vector is not None and scorer is not None:
+                cosines = self._similar(scorer, query_vector, filters, wide, pool, limit, mode, found, every)
+            candidates = [
+                Candidate(self._lines.fix(dict(searcher.stored_fields(d))), score)
+                for d, score in found.items()
+            ]
+            # Only with candidates: Whoosh's idf takes log(0) in an empty index (a fresh `init`).
+            weights = (
+                {
+                    t: max(float(searcher.idf(ix.F_TEXT, t)), 0.01) * term_weight(parsed, t, tuning)
+                    for t in parsed.terms
+                }
+                if candidates
+                else {}
+            )
+            for candidate in candidates:
+                candidate.matched = matched_share(candidate.fields, weights)
+        half_life = max(self.config.recall.half_life_days, 0.01)
+        for candidate in candidates:
+            rescore(
+                candidate, as_of=as_of, half_life=half_life, window=window, tuning=tuning, browsing=not parts
+            )
+        if parts and cosines is not None:
+            from vault_tools.recall.fusion import DEFAULT_FUSION, fuse
+
+            fuse(candidates, list(cosines.values()), mode, self.fusion or DEFAULT_FUSION)
+            self._used_mode = mode
+        # Ties (a browse scores every hit alike) go newest first, then in file order.
+        candidates.sort(
+            key=lambda c: (-c.score, str(c.fields.get("path"))[::-1], int(c.fields.get("start_line", 0)))
+        )
+        candidates.sort(key=rank_order)
+        if parts:
+            demote_superseded(candidates, tuning)
+            candidates.sort(key=rank_order)
+            if parsed.present:
+                candidates = prefer_latest(candidates, parsed.terms, tuning)
+            candidates = lend_to_answers(candidates, self._fetcher(filters), tuning)
+            if parsed.across_days:
+                candidates = spread_days(candidates, tuning)
+        return candidates
+
+    def _period_summaries(self, filters: Filters, seen: set[int]) -> list[Candidate]:
+        """The summaries within a browsed window (a busy week has more entries than the browse
+        pool, and its summary must compete however many there are)."""
+        from whoosh.query import Term
+
+        from vault_tools.index import index as ix
+
+        results = self._searcher.search(filters.restrict(Term(ix.F_KIND, "summary")), limit=None)
+        return [
+            Candidate(self._lines.fix(dict(hit.fields())), 1.0) for hit in results if hit.docnum not in seen
+        ]
+
+    def _fetcher(self, filters: Filters) -> Callable[[str], dict[str, Any] | None]:
+        """The stored fields of an entry by id, None when it is gone or ``filters`` leave it out."""
+        searcher = self._searcher
+        scorer = self._block_scorer()
+        doc_filter = filters.doc_filter(scorer) if scorer is not None else None
+
+        def fetch(entry_id: str) -> dict[str, Any] | None:
+            docnum = searcher.document_number(id=entry_id)
+            if docnum is None:
+                return None
+            if scorer is not None and doc_filter is not None:
+                if not scorer.passes(docnum, doc_filter):
+                    return None
+            elif not searcher.search(filters.restrict(_id_query(entry_id)), limit=1):
+                return None
+            return self._lines.fix(dict(searcher.stored_fields(docnum)))
+
+        return fetch
+
+    def _block_scorer(self) -> BlockScorer | None:
+        """The scorer of the current searcher (None: Whoosh's matchers must score this index)."""
+        from vault_tools.index import index as ix
+        from vault_tools.index.scorer import BlockScorer
+
+        scorer = self._scorer
+        if scorer is None or scorer.searcher is not self._searcher:
+            fields = (ix.F_TEXT, ix.F_BEFORE, ix.F_AFTER, ix.F_SPEAKER, ix.F_SECTION, ix.F_TAGS)
+            scorer = self._scorer = BlockScorer.for_searcher(self._searcher, fields, previous=scorer)
+        return scorer
+
+    def _score_in_blocks(
+        self,
+        scorer: BlockScorer,
+        parts: Sequence[KeywordPart],
+        filters: Filters,
+        wide: Filters | None,
+        pool: int,
+        limit: int,
+        every: dict[int, float] | None = None,
+    ) -> dict[int, float]:
+        """Docnum -> BM25F of the best ``pool`` hits in the window, then (``wide``) the best
+        ``limit + 5`` without it, from one pass over the postings (all of them into ``every``)."""
+        tuning = self.tuning
+        clauses = keyword_clauses(parts, self._searcher)
+        scores = scorer.scores(
+            clauses, backoff_terms=tuning.context_terms, backoff_floor=tuning.context_floor
+        )
+        if every is not None:
+            every.update(scores)
+        found = dict(scorer.top(scores, pool, filters.doc_filter(scorer)))
+        if wide is not None:
+            for docnum, score in scorer.top(
+                scores, max(tuning.wide_pool, limit + 5), wide.doc_filter(scorer)
+            ):
+                found.setdefault(docnum, score)
+        return found
+
+    def _speakers(self) -> list[str]:
+        """Who says entries in this index ("**Name**: ..."), as the speaker field holds them."""
+        from vault_tools.index import index as ix
+
+        searcher = self._searcher
+        if self._speaker_names is None or self._speaker_names[0] is not searcher:
+            names = [str(t) for t in searcher.reader().field_terms(ix.F_SPEAKER)]
+            self._speaker_names = (searcher, names)
+        return self._speaker_names[1]
+
+    def _query_vector(self, text: str, warnings: list[str]) -> list[float] | None:
+        """The question's vector, or None with a warning saying why these are keyword results."""
+        from vault_tools.vectors.cache import SemanticSearch
+
+        if self._semantic is None:
+            self._semantic = SemanticSearch(self.config)
+        vector, problem = self._semantic.query_vector(text)
+        if problem is not None:
+            warnings.append(f"semantic search skipped: {problem}; these are keyword results")
+        return vector
+
+    def _similar(
+        self,
+        scorer: BlockScorer,
+        query_vector: list[float],
+        filters: Filters,
+        wide: Filters | None,
+        pool: int,
+        limit: int,
+        mode: str,
+        found: dict[int, float],
+        every: dict[int, float],
+    ) -> dict[int, float] | None:
+        """Add the most similar entries within the filters to ``found`` (their BM25F from
+        ``every``, 0 without a query word); docnum -> cosine of every candidate, in ``found``'s order.
+        None when there are no vectors to search (a warning says why)."""
+        from vault_tools.recall.fusion import DEFAULT_FUSION
+        from vault_tools.vectors.cache import deleted_docs
+
+        assert self._semantic is not None
+        try:
+            vectors = self._semantic.index()
+        except ImportError:
+            self._semantic.warnings.append(
+                "semantic search needs numpy: pip install 'vault-tools[embeddings]'; these are keyword results"
+            )
+            return None
+        sims = vectors.similarities(self._searcher, query_vector, self._lines)
+        fusion = self.fusion or DEFAULT_FUSION
+        if fusion.neighbour_weight > 0:
+            sims = vectors.with_neighbours(self._searcher, sims, fusion.neighbour_weight, self._lines)
+        deleted = deleted_docs(self._searcher)
+        if mode == "semantic":
+            found.clear()
+        near = vectors.top(sims, scorer, filters.doc_filter(scorer), deleted, pool)
+        if wide is not None:
+            near += vectors.top(sims, scorer, wide.doc_filter(scorer), deleted, limit + 5)
+        for docnum, _cosine in near:
+            found.setdefault(docnum, every.get(docnum, 0.0))
+        return {d: (float(sims[d]) if sims[d] == sims[d] else 0.0) for d in found}
+
+    def _score_with_matchers(
+        self, keywords: Any, filters: Filters, wide: Filters | None, pool: int, limit: int
+    ) -> dict[int, float]:
+        """:meth:`_score_in_blocks` through Whoosh's own matchers (a document at a time).
+
+        Every match is scored: Whoosh's collector swaps in cheaper matchers as its threshold
+        rises, and ``AndNotMatcher.replace`` then drops an OR of many terms whose best single
+        term is under the threshold (``CombinationMatcher.max_quality`` takes the max of the
+        terms where a union's bound is their sum), losing the best multi-term hits.
+        """
+        found = dict(_top_hits(self._searcher, filters.restrict(keywords), pool))
+        if wide is not None:
+            for docnum, score in _top_hits(
+                self._searcher, wide.restrict(keywords), max(self.tuning.wide_pool, limit + 5)
+            ):
+                found.setdefault(docnum, score)  # only strong outside matches can rank
+        return found
+
+
+def _id_query(entry_id: str) -> Any:
+    from whoosh.query import Term
+
+    from vault_tools.index import index as ix
+
+    return Term(ix.F_ID, entry_id)
+
+
+def _top_hits(searcher: Any, query: Any, limit: int) -> list[tuple[int, float]]:
+    """The ``limit`` best (docnum, score) of ``query``, every match scored (see above)."""
+    from whoosh.collectors import TopCollector
+
+    collector = TopCollector(limit=limit, usequality=False, replace=0)
+    searcher.search_with_collector(query, collector)
+    return [(hit.docnum, float(hit.score)) for hit in collector.results()]
+
+
+def recall(
+    config: Config,
+    query: str,
+    *,
+    limit: int | None = None,
+    since: str | dt.date | None = None,
+    until: str | dt.date | None = None,
+    tags: Sequence[str] = (),
+    chat: str | None = None,
+    max_tokens: int | None = None,
+    as_of: dt.date | None = None,
+    explain: bool = False,
+    include_private: bool = False,
+    mode: str | None = None,
+) -> RecallResult:
+    """Find the entries of the vault that answer ``query``, best first.
+
+    ``limit`` and ``max_tokens`` default to the config's ``[recall]`` settings, ``chat`` to
+    ``recall.chat`` (``$VAULT_TOOLS_CHAT``, else ``direct``). ``since``/``until`` take a date or
+    anything :func:`vault_tools.recall.timewords.parse_when` reads (``2026-03-01``, ``7d``, ``last week``)
+    and are hard limits. ``as_of`` is "today" for every relative date (default: today in the
+    vault's timezone). ``explain`` adds each hit's score parts. ``#private`` entries are left out
+    unless ``include_private`` (a person at this machine, direct chat only: they never go to a model).
+    ``mode`` is ``keyword``, ``semantic`` or ``hybrid`` (the default when ``[embeddings]`` is
+    configured, else ``keyword``; the other two need it). The index is caught up with the
+    files first; ``stale`` is true when that was not possible. For many calls, keep a
+    :class:`Recaller` instead.
+    """
+    with Recaller(config) as session:
+        return session.recall(
+            query,
+            limit=limit,
+            since=since,
+            until=until,
+            tags=tags,
+            chat=chat,
+            max_tokens=max_tokens,
+            as_of=as_of,
+            explain=explain,
+            include_private=include_private,
+            mode=mode,
+        )

@@ -1,0 +1,532 @@
+"""What a summary says: its period, its bullets chosen by the heartbeat's rules, its Markdown.
+
+Design
+------
+:func:`build_summary` gets the period's usable entries (see :func:`usable`: never a ``#private``
+one, never one holding a secret, not the chatter the heartbeat skips) and reads them with the
+heartbeat's own rules (:func:`vault_tools.curation.insights.rules_insights`): each entry's key sentences,
+its category and score; near-duplicates said on several days become one bullet citing every day.
+Bullets go under Decisions, Events, Lessons, Preferences and Open threads (open tasks, and dated
+items still ahead when the period ended, told by the sentence that names the day), most
+important first, grouped by topic (the entry's first topic tag, else its section heading) with
+the topic whose best item matters most first. A short overview paragraph on top counts the
+entries and names the main topics: the line a question about the period finds first.
+
+:func:`render_summary` writes it out: front matter (``type: summary``, the period, its first and
+last day, how many entries it read from how many notes, its visibility, ``shared`` only when
+every entry read is shared, and ``generated_hash``, a hash of everything else it wrote), a
+title, the overview and the sections, in the language most of the period's entries are in. Every
+bullet ends with Obsidian links to its sources: ``[[2026-03-10#^billing-db|Mar 10]]`` to the block
+where the entry has a block id, else ``[[2026-03-10#Work|Mar 10]]`` to its heading, else the note.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+from vault_tools.curation import insights, similarity
+from vault_tools.errors import UsageError
+from vault_tools.notes import model as notes
+from vault_tools.privacy import rules as privacy
+
+if TYPE_CHECKING:
+    from vault_tools.config import Config
+
+SUMMARY_DIR = "memory/summaries"
+HASH_KEY = "generated_hash"
+SectionKey = Literal["decisions", "events", "lessons", "preferences", "open"]
+SECTIONS: tuple[SectionKey, ...] = ("decisions", "events", "lessons", "preferences", "open")
+SECTION_OF_CATEGORY: dict[str, SectionKey] = {
+    "decision": "decisions",
+    "fact": "events",
+    "lesson": "lessons",
+    "preference": "preferences",
+    "todo": "open",
+}
+HEADINGS = {
+    "en": {
+        "decisions": "Decisions",
+        "events": "Events",
+        "lessons": "Lessons",
+        "preferences": "Preferences",
+        "open": "Open threads",
+    },
+    "zh": {
+        "decisions": "决定",
+        "events": "事件",
+        "lessons": "教训",
+        "preferences": "偏好",
+        "open": "待办与后续",
+    },
+}
+# Bullets per section of a week; a month gets twice as many.
+WEEK_LIMITS: dict[SectionKey, int] = {
+    "decisions": 8,
+    "events": 12,
+    "lessons": 6,
+    "preferences": 6,
+    "open": 10,
+}
+BULLET_CHARS = 240
+MAX_LINKS = 3
+META_TAGS = frozenset(
+    {"daily", "remember", "shared", "private", "temporary", "decision", "lesson", "todo", "important"}
+    | {"summary", "决定", "教训", "重要", "记住"}
+)
+LINK_UNSAFE = re.compile(r"[#|^\[\]:%]")
+MONTHS_EN = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+PERIOD_NAME = re.compile(r"^(\d{4})-W(\d{2})$|^(\d{4})-(\d{2})$")
+
+
+# ---------------------------------------------------------------------------------------------
+# Periods
+
+
+@dataclass(frozen=True)
+class Period:
+    """A calendar week (Monday..Sunday, ISO numbered) or month."""
+
+    kind: Literal["week", "month"]
+    name: str  # 2026-W10 or 2026-03
+    start: dt.date
+    end: dt.date
+
+    @classmethod
+    def week_of(cls, day: dt.date) -> Period:
+        year, week, _weekday = day.isocalendar()
+        start = day - dt.timedelta(days=day.weekday())
+        return cls("week", f"{year}-W{week:02d}", start, start + dt.timedelta(days=6))
+
+    @classmethod
+    def month_of(cls, day: dt.date) -> Period:
+        start = day.replace(day=1)
+        end = dt.date(start.year + start.month // 12, start.month % 12 + 1, 1) - dt.timedelta(days=1)
+        return cls("month", start.strftime("%Y-%m"), start, end)
+
+    @classmethod
+    def parse(cls, text: str) -> Period:
+        """``2026-W10`` or ``2026-03``; a UsageError naming both forms otherwise."""
+        match = PERIOD_NAME.match(text.strip())
+        try:
+            if match and match[1]:
+                return cls.week_of(dt.date.fromisocalendar(int(match[1]), int(match[2]), 1))
+            if match:
+                return cls.month_of(dt.date(int(match[3]), int(match[4]), 1))
+        except ValueError:
+            pass
+        raise UsageError(f"{text!r} is not a week (2026-W10) or a month (2026-03)")
+
+    @property
+    def rel_path(self) -> str:
+        return f"{SUMMARY_DIR}/{self.name}.md"
+
+    def closed(self, as_of: dt.date) -> bool:
+        return self.end < as_of
+
+    def title(self, language: str) -> str:
+        if language == "zh":
+            span = f"{self.start.month}月{self.start.day}日–{self.end.month}月{self.end.day}日"
+            if self.kind == "week":
+                return f"{self.start.isocalendar()[0]}年第{self.start.isocalendar()[1]}周（{span}）"
+            return f"{self.start.year}年{self.start.month}月"
+        span = f"{day_label(self.start, 'en')} – {day_label(self.end, 'en')}"
+        if self.kind == "week":
+            return f"Week {self.start.isocalendar()[1]}, {self.start.isocalendar()[0]} ({span})"
+        return self.start.strftime("%B %Y")
+
+
+def last_closed_week(as_of: dt.date) -> Period:
+    return Period.week_of(as_of - dt.timedelta(days=as_of.weekday() + 1))
+
+
+def last_closed(kind: Literal["week", "month"], as_of: dt.date) -> Period:
+    """The last week or month that ended before ``as_of``."""
+    if kind == "week":
+        return last_closed_week(as_of)
+    return Period.month_of(as_of.replace(day=1) - dt.timedelta(days=1))
+
+
+def closed_periods(days: Sequence[dt.date], as_of: dt.date) -> list[Period]:
+    """Every closed week and month that holds one of ``days``, oldest first (weeks before months)."""
+    found: dict[str, Period] = {}
+    for day in days:
+        for period in (Period.week_of(day), Period.month_of(day)):
+            if period.closed(as_of):
+                found.setdefault(period.name, period)
+    return sorted(found.values(), key=lambda p: (p.end, p.kind == "month"))
+
+
+def day_label(day: dt.date, language: str) -> str:
+    return f"{day.month}月{day.day}日" if language == "zh" else f"{MONTHS_EN[day.month - 1]} {day.day}"
+
+
+# ---------------------------------------------------------------------------------------------
+# The summary
+
+
+@dataclass(frozen=True)
+class Bullet:
+    section: SectionKey
+    topic: str
+    text: str
+    score: float
+    sources: tuple[notes.Entry, ...]
+    ahead: dt.date | None = None  # an open thread's next date, after the period
+
+
+@dataclass
+class Summary:
+    period: Period
+    language: str
+    entries: int  # entries read (private ones and chatter left out)
+    notes: int  # daily notes they came from
+    visibility: str
+    bullets: list[Bullet]
+    topics: list[tuple[str, int]]  # the main topics of the period and how many entries each
+    generator: str  # "rules" or "model <name>"
+    scores: dict[str, float] = field(default_factory=dict)  # entry id -> the rules' score
+
+
+def period_entries(vault: Path, period: Period, warnings: list[str]) -> list[notes.Entry]:
+    """The entries of the period's daily notes, in date and file order (unreadable notes warned)."""
+    found: list[notes.Entry] = []
+    for path in notes.iter_note_paths(vault):
+        rel = notes.relative_posix(path, vault)
+        kind, day = notes.classify(rel)
+        if kind != "daily" or day is None or not period.start <= day <= period.end:
+            continue
+        try:
+            note = notes.read_note(path, vault)
+        except OSError as exc:
+            warnings.append(f"{path}: could not be read ({exc.strerror or exc}); left out of the summary")
+            continue
+        warnings.extend(str(w) for w in note.warnings)
+        found.extend(note.entries)
+    found.sort(key=lambda e: (e.date or dt.date.min, e.rel_path, e.start_line))
+    return found
+
+
+def usable(entry: notes.Entry) -> bool:
+    """Whether a summary may draw from ``entry``: not private, no secret, not chatter."""
+    if entry.visibility == "private" or privacy.is_secret(entry.raw):
+        return False
+    return insights.skip_reason(entry) is None
+
+
+def topic_of(entry: notes.Entry) -> str:
+    """Who says the entry (a transcript: what happened to whom), else its first topic tag (not a
+    marker such as #remember), else its section heading."""
+    if entry.speaker:
+        return entry.speaker
+    for tag in insights.inline_tags(entry.raw):
+        name = tag.rstrip("/")
+        if name.split("/")[0].lower() not in META_TAGS and not name.isdigit():
+            return name
+    return entry.section.strip()
+
+
+def topic_label(topic: str) -> str:
+    last = topic.split("/")[-1]
+    return last[:1].upper() + last[1:] if last.isascii() else last
+
+
+OPEN_TASK = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])\s+\[ \]")
+DONE_TASK = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])\s+\[[xX]\]")
+
+
+def is_open_task(entry: notes.Entry) -> bool:
+    return bool(OPEN_TASK.match(entry.raw))
+
+
+def build_summary(
+    config: Config, period: Period, entries: Sequence[notes.Entry], rules: insights.Rules
+) -> Summary:
+    """The extractive (rules) summary of ``entries``, the period's usable entries."""
+    candidates = [insights.analyse(e, rules) for e in entries]
+    found, scores = insights.rules_insights(candidates, candidates, rules)
+    bullets = [rules_bullet(insight, period) for insight in found]
+    budget = max(SUMMARY_MIN_WORDS, round(SUMMARY_SHARE * sum(statement_words(e) for e in entries)))
+    return Summary(
+        period=period,
+        language=language_of(entries),
+        entries=len(entries),
+        notes=len({e.rel_path for e in entries}),
+        visibility=visibility_of(entries),
+        bullets=select(bullets, period, budget),
+        topics=main_topics(entries),
+        generator="rules",
+        scores={key: value for key, (value, _rule) in scores.items()},
+    )
+
+
+def rules_bullet(insight: insights.Insight, period: Period) -> Bullet:
+    lead = max(insight.sources, key=lambda e: (e.date or dt.date.min, e.start_line))
+    text = insight.text
+    ahead = ahead_of(insight.sources, period.end)
+    done = all(DONE_TASK.match(e.raw) for e in insight.sources)
+    if any(is_open_task(e) for e in insight.sources) or (ahead is not None and not done):
+        section: SectionKey = "open"
+        if ahead is not None:
+            text = sentence_naming(ahead[2], ahead[1]) or text  # "Follow up with Jonas on Monday."
+    elif done:
+        section = "events"  # a done task is something that happened
+    else:
+        section = SECTION_OF_CATEGORY[insight.category]
+    when = ahead[0] if ahead is not None else None
+    return Bullet(
+        section, topic_of(lead), insights.short(text, BULLET_CHARS), insight.score, insight.sources, when
+    )
+
+
+def ahead_of(entries: Sequence[notes.Entry], end: dt.date) -> tuple[dt.date, str, notes.Entry] | None:
+    """The soonest day after the period that one of ``entries`` names (a thread still open), the
+    words that name it, and the entry."""
+    from vault_tools.recall.upcoming import dates_of
+
+    found = [(day, phrase, e) for e in entries for day, phrase in dates_of(e) if day > end]
+    return min(found, key=lambda t: t[0]) if found else None
+
+
+def sentence_naming(entry: notes.Entry, phrase: str) -> str | None:
+    """The sentence of ``entry`` that holds ``phrase`` (tags and fields off), when it is shorter."""
+    for sentence in insights.sentences(insights.body_text(entry)):
+        if phrase in sentence:
+            flat = insights.plain(sentence.lstrip("-*+ "))
+            return flat if len(flat) < len(insights.plain(entry.text)) else None
+    return None
+
+
+#: A summary says in at most this share of the words what the period's notes state (their
+#: sentences less questions, pleasantries and words to the listener): what happened, not the
+#: week's lines again.
+SUMMARY_SHARE = 0.4
+SUMMARY_MIN_WORDS = 80  # a quiet week's few bullets are all kept
+
+
+def statement_words(entry: notes.Entry) -> int:
+    """How many words ``entry`` states (CJK characters count as half a word each)."""
+    read = insights.read_sentences(insights.spoken_text(entry))
+    return sum(words(s.text) for s in read if s.usable)
+
+
+def words(text: str) -> int:
+    return len(text.split()) + len(similarity.CJK_CHAR.findall(text)) // 2
+
+
+def within_budget(bullets: list[Bullet], budget: int) -> list[Bullet]:
+    """The strongest bullets whose words fit ``budget``; open threads first, each kept whole."""
+    ranked = sorted(
+        bullets, key=lambda b: (b.section != "open", -b.score, -len(b.sources), first_day(b), b.text)
+    )
+    kept: list[Bullet] = []
+    left = budget
+    for bullet in ranked:
+        cost = words(bullet.text) + 2  # the link
+        if cost <= left or not kept:
+            kept.append(bullet)
+            left -= cost
+    return [b for b in bullets if b in kept]
+
+
+#: Statements of one person (or topic) about one thing become one bullet: at most this many,
+#: from lines at most :data:`NEARBY_LINES` apart in one note (a conversation stays on a thing
+#: for a few turns) or sharing two content words.
+MERGE_AT_MOST = 3
+NEARBY_LINES = 6
+
+
+def same_thing(a: Bullet, b: Bullet) -> bool:
+    if a.section != b.section or not a.topic or a.topic != b.topic or a.ahead or b.ahead:
+        return False
+    near = any(
+        x.rel_path == y.rel_path and abs(x.start_line - y.start_line) <= NEARBY_LINES
+        for x in a.sources
+        for y in b.sources
+    )
+    return near or len(similarity.tokens(a.text) & similarity.tokens(b.text)) >= 2
+
+
+def merge_same_things(bullets: list[Bullet]) -> list[Bullet]:
+    """One bullet per thing: a person's statements about it joined, in the order they were said."""
+    ordered = sorted(bullets, key=lambda b: (first_day(b), min(e.start_line for e in b.sources)))
+    groups: list[list[Bullet]] = []
+    for bullet in ordered:
+        home = next((g for g in groups if len(g) < MERGE_AT_MOST and same_thing(g[-1], bullet)), None)
+        if home is None:
+            groups.append([bullet])
+        else:
+            home.append(bullet)
+    return [joined(group) for group in groups]
+
+
+def joined(group: list[Bullet]) -> Bullet:
+    if len(group) == 1:
+        return group[0]
+    first = group[0]
+    prefix = f"**{first.topic}**: "
+    parts = [first.text] + [b.text.removeprefix(prefix) for b in group[1:]]
+    sources = tuple({e.id: e for b in group for e in b.sources}.values())
+    text = " ".join(
+        p if p.rstrip().endswith(("。", "！", "？", ".", "!", "?")) else p + ";" for p in parts[:-1]
+    )
+    return Bullet(first.section, first.topic, f"{text} {parts[-1]}", max(b.score for b in group), sources)
+
+
+def select(bullets: list[Bullet], period: Period, budget: int | None = None) -> list[Bullet]:
+    """The most important bullets of each section, grouped by topic (see the module docstring)."""
+    factor = 2 if period.kind == "month" else 1
+    if budget is not None:
+        bullets = merge_same_things(within_budget(bullets, budget))
+    chosen: list[Bullet] = []
+    for section in SECTIONS:
+        members = [b for b in bullets if b.section == section]
+        members.sort(key=lambda b: (-b.score, -len(b.sources), -bool(b.topic), first_day(b), b.text))
+        members = members[: WEEK_LIMITS[section] * factor]
+        best: dict[str, float] = {}
+        order: dict[str, int] = {}
+        for number, bullet in enumerate(members):
+            best.setdefault(bullet.topic, bullet.score)
+            order.setdefault(bullet.topic, number)
+        members.sort(key=lambda b: (-best[b.topic], order[b.topic], -b.score, first_day(b)))
+        chosen += members
+    return chosen
+
+
+def first_day(bullet: Bullet) -> dt.date:
+    return min((e.date for e in bullet.sources if e.date), default=dt.date.min)
+
+
+def language_of(entries: Sequence[notes.Entry]) -> str:
+    chinese = sum(insights.is_chinese(e.text) for e in entries)
+    return "zh" if entries and chinese * 2 > len(entries) else "en"
+
+
+def visibility_of(entries: Sequence[notes.Entry]) -> str:
+    """``shared`` only when every entry read is shared (DESIGN rule 5); else ``personal``."""
+    return "shared" if entries and all(e.visibility == "shared" for e in entries) else "personal"
+
+
+def main_topics(entries: Sequence[notes.Entry], limit: int = 4) -> list[tuple[str, int]]:
+    counts: dict[str, int] = {}
+    for entry in entries:
+        topic = topic_of(entry)
+        if topic and topic in {t.rstrip("/") for t in insights.inline_tags(entry.raw)}:
+            counts[topic] = counts.get(topic, 0) + 1
+    ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    return [(topic, count) for topic, count in ranked[:limit] if count > 1]
+
+
+# ---------------------------------------------------------------------------------------------
+# Rendering
+
+
+def note_link(entry: notes.Entry, language: str) -> str:
+    """An Obsidian link to the entry: its block, else its heading, else its note."""
+    name = entry.rel_path.rsplit("/", 1)[-1].removesuffix(".md")
+    label = day_label(entry.date, language) if entry.date else name
+    if entry.block_id:
+        return f"[[{name}#^{entry.block_id}|{label}]]"
+    heading = entry.section.strip()
+    if heading and not LINK_UNSAFE.search(heading):
+        return f"[[{name}#{heading}|{label}]]"
+    return f"[[{name}|{label}]]"
+
+
+def bullet_line(bullet: Bullet, language: str) -> str:
+    sources = sorted(bullet.sources, key=lambda e: (e.date or dt.date.min, e.rel_path, e.start_line))
+    links = list(dict.fromkeys(note_link(e, language) for e in sources))
+    shown = ", ".join(links[:MAX_LINKS]) + (f" +{len(links) - MAX_LINKS}" if len(links) > MAX_LINKS else "")
+    said_by = bullet.text.startswith(f"**{bullet.topic}**")  # a transcript's bullet names its speaker
+    topic = f"**{topic_label(bullet.topic)}** · " if bullet.topic and not said_by else ""
+    text = " ".join(bullet.text.split())
+    if bullet.ahead is not None and bullet.section == "open":
+        weekday = "一二三四五六日"[bullet.ahead.weekday()]
+        when = f"周{weekday} " if language == "zh" else f"{bullet.ahead.strftime('%a')}, "
+        text += f" → {when}{day_label(bullet.ahead, language)}"
+    return f"- {topic}{text} ({shown})"
+
+
+def overview(summary: Summary) -> str:
+    """The line a question about the period finds first: how much, about what, what came of it."""
+    counts = {s: sum(1 for b in summary.bullets if b.section == s) for s in SECTIONS}
+    names = ("、" if summary.language == "zh" else ", ").join(
+        f"{topic_label(t)} ({n})" for t, n in summary.topics
+    )
+    if summary.language == "zh":
+        parts = [f"共 {summary.entries} 条记录，来自 {summary.notes} 篇日记。"]
+        if names:
+            parts.append(f"主要话题：{names}。")
+        tally = [f"{counts[k]} {word}" for k, word in OUTCOMES_ZH if counts[k]]
+        return "".join(parts) + ("，".join(tally) + "。" if tally else "")
+    plural = "y" if summary.entries == 1 else "ies"
+    parts = [f"{summary.entries} entr{plural} from {summary.notes} daily note{'s' * (summary.notes != 1)}."]
+    if names:
+        parts.append(f"Most about: {names}.")
+    tally = [f"{counts[k]} {word}{'s' * (counts[k] != 1)}" for k, word in OUTCOMES_EN if counts[k]]
+    if tally:
+        parts.append(", ".join(tally) + ".")
+    return " ".join(parts)
+
+
+OUTCOMES_EN: tuple[tuple[SectionKey, str], ...] = (
+    ("decisions", "decision"),
+    ("lessons", "lesson"),
+    ("open", "open thread"),
+)
+OUTCOMES_ZH: tuple[tuple[SectionKey, str], ...] = (
+    ("decisions", "项决定"),
+    ("lessons", "条教训"),
+    ("open", "件待办与后续"),
+)
+
+
+def render_summary(summary: Summary) -> str:
+    """The file's text, ``generated_hash`` included (a hash of every other line)."""
+    period = summary.period
+    front = [
+        "---",
+        "type: summary",
+        f"period: {period.name}",
+        f"from: {period.start.isoformat()}",
+        f"to: {period.end.isoformat()}",
+        f"entries: {summary.entries}",
+        f"notes: {summary.notes}",
+        f"visibility: {summary.visibility}",
+        "tags: [summary]",
+        f"generator: {notes.yaml_scalar(summary.generator)}",
+        f"{HASH_KEY}: @",
+        "---",
+    ]
+    body = [f"# {period.title(summary.language)}", "", overview(summary)]
+    for section in SECTIONS:
+        members = [b for b in summary.bullets if b.section == section]
+        if members:
+            body += ["", f"## {HEADINGS[summary.language][section]}", ""]
+            body += [bullet_line(b, summary.language) for b in members]
+    text = "\n".join([*front, *body]) + "\n"
+    return text.replace(f"{HASH_KEY}: @", f"{HASH_KEY}: {content_hash(text)}", 1)
+
+
+HASH_LINE = re.compile(rf"^{HASH_KEY}:[^\n]*\n?", re.MULTILINE)
+
+
+def content_hash(text: str) -> str:
+    """The hash of a summary's text without its ``generated_hash`` line."""
+    return hashlib.sha256(HASH_LINE.sub("", text, count=1).encode("utf-8")).hexdigest()[:16]
+
+
+def recorded_hash(text: str) -> str | None:
+    match = re.search(rf"^{HASH_KEY}:[ \t]*([0-9a-f]+)[ \t]*\r?$", text, re.MULTILINE)
+    return match[1] if match else None
+
+
+def edited_by_a_person(text: str) -> bool:
+    """A summary whose text no longer matches the hash the bot recorded (or that has none)."""
+    recorded = recorded_hash(text)
+    return recorded is None or recorded != content_hash(text)

@@ -1,0 +1,958 @@
+"""Vectors: the disposable cache of entry vectors, keeping it filled, and the search over it.
+
+Storage. One SQLite file per model under ``.vault-tools/vectors/`` (the model's name and
+:data:`vault_tools.vectors.embeddings.RECIPE` in its name: another model, or another recipe for what is
+sent, starts an empty file and the old one is deleted). A vector is keyed by the entry's content
+hash (the 12 hex digits of its id, ``memory/2026-03-10.md#3f9a2c1b0d4e``), so an unchanged entry
+is never embedded twice, an edited one is embedded again, and the same text in two files once.
+Rows are only ever added, so a reader loads the new ones by ``rowid``. The file can be deleted at
+any time; the next fill embeds everything again.
+
+The turn before (``[embeddings] previous_turn``, the default). An entry is embedded after the
+entry before it in its file and section ("Did you ever get the job?" → "No, got laid off from
+Acme"), the neighbour the keyword side and :func:`neighbour_table` already use: never across a
+section or from a more private entry, so nothing is sent that is not sent on its own anyway, and a
+shared entry's vector holds nothing personal. Its vector is keyed by a mix of both hashes
+(:func:`paired_codes`): an edit embeds again the edited entry and the one after it. It helped on
+both benchmarks (README, Semantic recall).
+
+Which vector belongs to which search hit. Whoosh segments never change once written, so what the
+vector side needs of each segment's documents (key, file, line, section, visibility; in document
+order, as fixed-width columns) is kept in the same file, read from the stored fields once per
+segment: a fresh process maps 100k documents to their vectors in milliseconds. The vectors
+themselves are also kept as one memory-mapped matrix file (:mod:`vault_tools.vectors.matrix`), so a
+fresh process does not read them out of SQLite one row at a time.
+
+Filling. :func:`fill` finds the index's documents whose key has no vector and embeds their
+:func:`vault_tools.vectors.embeddings.sendable_text` in batches (``[embeddings] batch_size``); what may not
+be sent stays keyword-only. A failure leaves the rest pending: the next fill (``vault-tools
+index``, the watcher's :class:`VectorWorker` after its next batch or back-off) picks them up.
+Nothing here runs on the watcher's indexing path: it only wakes the worker.
+
+Search (numpy, an optional extra, imported only here and only when embeddings are configured):
+the vectors are one float32 matrix; a question is one matrix-vector product, then the same
+filters as the keyword search (privacy, dates, tags, deleted documents) mask the similarities
+before the top-k is taken (:meth:`VectorIndex.top`). At 100k entries of 384 dimensions that is
+~150 MB and a few ms (``bench/embeddings_bench.py`` has the numbers and the alternatives).
+"""
+
+from __future__ import annotations
+
+import array
+import contextlib
+import hashlib
+import logging
+import re
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from vault_tools.config import Config
+from vault_tools.vectors.embeddings import RECIPE, Embedder, EmbeddingError, on_this_machine, sendable_text
+
+if TYPE_CHECKING:
+    from vault_tools.index.lines import LineTable
+    from vault_tools.index.scorer import BlockScorer, DocFilter
+
+__all__ = [
+    "FillReport",
+    "SemanticSearch",
+    "VectorIndex",
+    "VectorStore",
+    "VectorWorker",
+    "doc_keys",
+    "fill",
+    "store_path",
+]
+
+log = logging.getLogger("vault_tools.vectors.cache")
+
+STORE_DIR = "vectors"
+KEY_LENGTH = 12
+#: A key as a number (the columns, the matrix): this bit, or'ed with the 48 bits of its 12 hex
+#: digits; 0 is "no key".
+KEY_FLAG = 1 << 48
+#: The matrix file is written again once this many rows (or a twentieth of it, when more) were
+#: added after it: those are read from SQLite by every fresh process until then.
+MATRIX_MIN_TAIL = 512
+#: After a failed question, how long recall leaves the endpoint alone (keyword results meanwhile).
+QUERY_BACKOFF_SECONDS = 30.0
+#: The watcher's worker retries a failed fill after this, doubling up to the maximum.
+FILL_RETRY_SECONDS = 5.0
+FILL_RETRY_MAX_SECONDS = 300.0
+
+
+def store_path(config: Config) -> Path:
+    """The cache file of the configured model (``[embeddings] model``)."""
+    model = config.embeddings.model
+    recipe = f"{RECIPE}+previous-turn" if config.embeddings.previous_turn else str(RECIPE)
+    if on_this_machine(config.embeddings):
+        recipe += "+local"  # sensitive details are sent as written: not the same vectors
+    digest = hashlib.sha256(f"{model}\n{recipe}".encode()).hexdigest()[:12]
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", model).strip("-.")[:40] or "model"
+    return config.state_dir / STORE_DIR / f"{slug}-{digest}.sqlite"
+
+
+def key_of(entry_id: str) -> str:
+    """The content-hash key of an entry id (``path#hash``); empty for an id without one."""
+    _path, _sep, digest = str(entry_id).rpartition("#")
+    return digest if len(digest) == KEY_LENGTH else ""
+
+
+def key_code(key: str) -> int:
+    """``key`` as a number (:data:`KEY_FLAG`), 0 for an empty or malformed one."""
+    if len(key) != KEY_LENGTH:
+        return 0
+    try:
+        return KEY_FLAG | int(key, 16)
+    except ValueError:
+        return 0
+
+
+def key_text(code: int) -> str:
+    return format(code & (KEY_FLAG - 1), f"0{KEY_LENGTH}x") if code else ""
+
+
+def _hash64(text: str) -> int:
+    return int.from_bytes(
+        hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest(), "little", signed=True
+    )
+
+
+class MatrixRow(NamedTuple):
+    """The SQLite file's record of its matrix file (see :mod:`vault_tools.vectors.matrix`)."""
+
+    token: str
+    rows: int
+    dim: int
+    last_rowid: int
+    keys: bytes
+    fingerprint: str
+
+
+class VectorStore:
+    """The vectors of one model, keyed by content hash, in one SQLite file (see the module doc).
+
+    One connection per store; give each thread its own store. A file SQLite cannot read is
+    deleted and started again (it is a cache). ``read_only`` (status, doctor): the file as it is,
+    changed in nothing (``sqlite3.DatabaseError`` when it is unreadable, missing included).
+    """
+
+    def __init__(self, config: Config, *, read_only: bool = False) -> None:
+        self.path = store_path(config)
+        self.read_only = read_only
+        self.previous_turn = config.embeddings.previous_turn
+        self.warnings: list[str] = []
+        self._db = self._open_read_only() if read_only else self._open(config)
+
+    def _open_read_only(self) -> sqlite3.Connection:
+        if not self.path.is_file():
+            raise sqlite3.DatabaseError(f"{self.path} does not exist")
+        db = sqlite3.connect(f"{self.path.as_uri()}?mode=ro", uri=True, check_same_thread=False)
+        db.execute("SELECT count(*) FROM vectors").fetchone()
+        return db
+
+    def _open(self, config: Config) -> sqlite3.Connection:
+        config.make_state_dir(STORE_DIR)
+        for other in self.path.parent.iterdir():
+            # another model or recipe: those vectors are of no use now
+            if not other.name.startswith((f"{self.path.name}", f"{self.path.stem}-")):
+                with contextlib.suppress(OSError):
+                    other.unlink()
+        try:
+            return self._connect()
+        except sqlite3.DatabaseError as exc:
+            self.warnings.append(f"{self.path}: unreadable vector cache ({exc}); starting it again")
+            for leftover in (self.path, Path(f"{self.path}-wal"), Path(f"{self.path}-shm")):
+                leftover.unlink(missing_ok=True)
+            return self._connect()
+
+    def _connect(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path, timeout=10.0, check_same_thread=False, isolation_level=None)
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("CREATE TABLE IF NOT EXISTS vectors (key TEXT PRIMARY KEY, vector BLOB NOT NULL)")
+        for earlier in ("segments", "segment_docs"):  # earlier layouts: keys only, then JSON
+            db.execute(f"DROP TABLE IF EXISTS {earlier}")
+        db.execute(
+            "CREATE TABLE IF NOT EXISTS segment_columns (segment TEXT PRIMARY KEY, "
+            "keys BLOB, paths BLOB, sections BLOB, lines BLOB, ranks BLOB, in_sequence BLOB)"
+        )
+        db.execute(
+            "CREATE TABLE IF NOT EXISTS matrix (id INTEGER PRIMARY KEY CHECK (id = 1), token TEXT, "
+            "rows INTEGER, dim INTEGER, last_rowid INTEGER, keys BLOB, fingerprint TEXT)"
+        )
+        db.execute(
+            "CREATE TABLE IF NOT EXISTS last_fill (id INTEGER PRIMARY KEY CHECK (id = 1), at REAL, "
+            "by TEXT, embedded INTEGER, kept_local INTEGER, pending INTEGER, error TEXT)"
+        )
+        db.execute("SELECT count(*) FROM vectors").fetchone()
+        return db
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> VectorStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def keys(self) -> set[str]:
+        return {key for (key,) in self._db.execute("SELECT key FROM vectors")}
+
+    def count(self) -> int:
+        return int(self._db.execute("SELECT count(*) FROM vectors").fetchone()[0])
+
+    def add(self, items: Iterable[tuple[str, Sequence[float]]]) -> None:
+        rows = [(key, array.array("f", vector).tobytes()) for key, vector in items]
+        with self._db:
+            self._db.execute("BEGIN")
+            self._db.executemany("INSERT OR IGNORE INTO vectors (key, vector) VALUES (?, ?)", rows)
+
+    def rows_after(self, rowid: int) -> list[tuple[int, str, bytes]]:
+        """(rowid, key, float32 bytes) of every vector added after ``rowid``, in order."""
+        query = "SELECT rowid, key, vector FROM vectors WHERE rowid > ? ORDER BY rowid"
+        return [(int(r), str(k), bytes(v)) for r, k, v in self._db.execute(query, (rowid,))]
+
+    def ends(self, last_rowid: int) -> tuple[str, str]:
+        """The key of the first vector, and of the vector at ``last_rowid`` ("" where none)."""
+        first = self._db.execute("SELECT key FROM vectors ORDER BY rowid LIMIT 1").fetchone()
+        last = self._db.execute("SELECT key FROM vectors WHERE rowid = ?", (last_rowid,)).fetchone()
+        return ("" if first is None else str(first[0])), ("" if last is None else str(last[0]))
+
+    def segment_docs(self, segment: str) -> SegmentDocs | None:
+        query = f"SELECT {', '.join(SegmentDocs._fields)} FROM segment_columns WHERE segment = ?"
+        try:
+            row = self._db.execute(query, (segment,)).fetchone()
+        except sqlite3.OperationalError:  # a read-only look at a file of an earlier layout
+            return None
+        if row is None:
+            return None
+        docs = SegmentDocs(*(bytes(value or b"") for value in row))
+        return docs if docs.consistent() else None
+
+    def save_segment_docs(self, segment: str, docs: SegmentDocs, live: Iterable[str]) -> None:
+        """Keep ``docs`` for ``segment`` and forget segments that are not ``live`` any more."""
+        if self.read_only:
+            return
+        keep = set(live) | {segment}
+        with self._db:
+            self._db.execute("BEGIN")
+            self._db.execute(
+                "INSERT OR REPLACE INTO segment_columns VALUES (?, ?, ?, ?, ?, ?, ?)", (segment, *docs)
+            )
+            known = [s for (s,) in self._db.execute("SELECT segment FROM segment_columns")]
+            gone = [(s,) for s in known if s not in keep]
+            self._db.executemany("DELETE FROM segment_columns WHERE segment = ?", gone)
+
+    def matrix_row(self) -> MatrixRow | None:
+        query = f"SELECT {', '.join(MatrixRow._fields)} FROM matrix WHERE id = 1"
+        try:
+            row = self._db.execute(query).fetchone()
+        except sqlite3.OperationalError:  # a read-only look at a file of an earlier layout
+            return None
+        if row is None:
+            return None
+        try:
+            return MatrixRow(str(row[0]), int(row[1]), int(row[2]), int(row[3]), bytes(row[4]), str(row[5]))
+        except (TypeError, ValueError):
+            return None
+
+    def record_fill(self, report: FillReport, by: str) -> None:
+        """Remember the last fill (``status`` shows it, the watcher's error included)."""
+        with self._db:
+            self._db.execute("BEGIN")
+            self._db.execute(
+                "INSERT OR REPLACE INTO last_fill VALUES (1, ?, ?, ?, ?, ?, ?)",
+                (time.time(), by, report.embedded, report.kept_local, report.pending, report.error),
+            )
+
+    def last_fill(self) -> dict[str, Any] | None:
+        """The last fill recorded: ``at`` (epoch seconds), ``by``, ``embedded``, ``kept_local``,
+        ``pending`` and ``error``."""
+        names = ("at", "by", "embedded", "kept_local", "pending", "error")
+        try:
+            row = self._db.execute(f"SELECT {', '.join(names)} FROM last_fill WHERE id = 1").fetchone()
+        except sqlite3.OperationalError:  # a read-only look at a file of an earlier layout
+            return None
+        return None if row is None else dict(zip(names, row, strict=True))
+
+    def record_matrix(
+        self,
+        token: str,
+        rows: int,
+        dim: int,
+        last_rowid: int,
+        keys: bytes,
+        fingerprint: str,
+        publish: Callable[[], object],
+    ) -> None:
+        """Name a new matrix file: ``publish`` (rename it into place, remove the others) runs
+        inside the write transaction that records it, so two writers never remove each other's."""
+        with self._db:
+            self._db.execute("BEGIN IMMEDIATE")
+            publish()
+            self._db.execute(
+                "INSERT OR REPLACE INTO matrix VALUES (1, ?, ?, ?, ?, ?, ?)",
+                (token, rows, dim, last_rowid, keys, fingerprint),
+            )
+
+
+def _leaves(searcher: Any) -> list[tuple[Any, int]]:
+    return [(reader, int(offset)) for reader, offset in searcher.reader().leaf_readers()]
+
+
+def _segment_name(reader: Any) -> str:
+    return f"{reader.segment().segment_id()}:{reader.doc_count_all()}"
+
+
+class Doc(NamedTuple):
+    """What the vector side needs of an indexed entry: its key, and where it sits (neighbours)."""
+
+    key: str
+    path: str
+    line: int
+    section: str
+    kind: str
+    visibility: str
+
+
+class SegmentDocs(NamedTuple):
+    """Documents as fixed-width columns (native byte order), read without parsing: the key code
+    (:func:`key_code`, uint64), hashes of path and section (int64), start line (int64), the
+    visibility's rank and whether the entry takes part in neighbours (int8 each)."""
+
+    keys: bytes
+    paths: bytes
+    sections: bytes
+    lines: bytes
+    ranks: bytes
+    in_sequence: bytes
+
+    @classmethod
+    def of(cls, docs: Sequence[Doc]) -> SegmentDocs:
+        return cls(
+            array.array("Q", (key_code(d.key) for d in docs)).tobytes(),
+            array.array("q", (_hash64(d.path) for d in docs)).tobytes(),
+            array.array("q", (_hash64(d.section) for d in docs)).tobytes(),
+            array.array("q", (d.line for d in docs)).tobytes(),
+            array.array("b", (_VISIBILITY_RANK.get(d.visibility, 2) for d in docs)).tobytes(),
+            array.array("b", (d.kind != "memory" for d in docs)).tobytes(),
+        )
+
+    def __len__(self) -> int:  # type: ignore[override]
+        return len(self.ranks)
+
+    def consistent(self) -> bool:
+        count = len(self.ranks)
+        return len(self.in_sequence) == count and all(
+            len(column) == 8 * count for column in (self.keys, self.paths, self.sections, self.lines)
+        )
+
+    def key_texts(self) -> list[str]:
+        return [key_text(code) for code in array.array("Q", self.keys)]
+
+
+def doc_keys(searcher: Any, store: VectorStore) -> list[str]:
+    """The content-hash key of every document of ``searcher``, by global document number."""
+    return [key for docs in searcher_docs(searcher, store) for key in docs.key_texts()]
+
+
+def searcher_docs(searcher: Any, store: VectorStore | None) -> list[SegmentDocs]:
+    """:func:`segment_docs` of each segment of ``searcher``, in document order."""
+    leaves = _leaves(searcher)
+    live = [_segment_name(reader) for reader, _offset in leaves]
+    return [
+        segment_docs(reader, name, live, store) for (reader, _offset), name in zip(leaves, live, strict=True)
+    ]
+
+
+def segment_docs(reader: Any, name: str, live: Sequence[str], store: VectorStore | None) -> SegmentDocs:
+    """One segment's documents: kept in ``store``, read from the stored fields once."""
+    found = store.segment_docs(name) if store is not None else None
+    if found is None or len(found) != reader.doc_count_all():
+        found = SegmentDocs.of([_doc(reader.stored_fields(d)) for d in range(reader.doc_count_all())])
+        if store is not None:
+            store.save_segment_docs(name, found, live)
+    return found
+
+
+def _doc(stored: dict[str, Any]) -> Doc:
+    return Doc(
+        key_of(stored.get("id", "")),
+        str(stored.get("path", "")),
+        int(stored.get("start_line", 0)),
+        str(stored.get("section", "")),
+        str(stored.get("kind", "")),
+        str(stored.get("visibility", "")),
+    )
+
+
+#: A neighbour lends its similarity only to an entry that every chat seeing it may see it in too,
+#: as the keyword index's neighbours do (vault_tools.index.documents.neighbours).
+_VISIBILITY_RANK = {"shared": 0, "personal": 1, "private": 2}
+
+
+def neighbour_table(
+    docs: Sequence[Doc],
+    deleted: Iterable[int],
+    before: int = 2,
+    after: int = 2,
+    moved: Mapping[str, Mapping[str, list[int]]] | None = None,
+) -> Any:
+    """For each neighbour slot (``before`` entries before, nearest first, then ``after`` after), the
+    docnum of that neighbour of every document in its file and section, -1 where there is none
+    (a numpy array, one row per slot). ``moved``: the index's line table (index_lines), which
+    says where an entry whose document kept older lines is now."""
+    return neighbour_table_of(Columns.of([SegmentDocs.of(docs)]), deleted, before, after, moved)
+
+
+class Columns(NamedTuple):
+    """:class:`SegmentDocs` of every segment of a searcher, as numpy arrays by global docnum."""
+
+    keys: Any
+    paths: Any
+    sections: Any
+    lines: Any
+    ranks: Any
+    in_sequence: Any
+
+    @classmethod
+    def of(cls, segments: Sequence[SegmentDocs]) -> Columns:
+        import numpy as np
+
+        types = (np.uint64, np.int64, np.int64, np.int64, np.int8, np.int8)
+        return cls(
+            *(
+                np.concatenate([np.frombuffer(column, dtype=kind) for column in columns])
+                if columns
+                else np.zeros(0, dtype=kind)
+                for kind, columns in zip(
+                    types, zip(*segments, strict=True) if segments else [()] * 6, strict=True
+                )
+            )
+        )
+
+    def lines_now(self, moved: Mapping[str, Mapping[str, list[int]]]) -> Any:
+        """The start lines, with the line table's rows applied (see index_lines)."""
+        lines = self.lines.copy()
+        for path, rows in moved.items():
+            if not rows:
+                continue
+            for docnum in (self.paths == _hash64(path)).nonzero()[0]:
+                row = rows.get(f"{path}#{key_text(int(self.keys[docnum]))}") if self.keys[docnum] else None
+                if row is not None and row[0] == lines[docnum]:
+                    lines[docnum] = row[1]
+        return lines
+
+
+def neighbour_table_of(
+    docs: Columns,
+    deleted: Iterable[int],
+    before: int = 2,
+    after: int = 2,
+    moved: Mapping[str, Mapping[str, list[int]]] | None = None,
+) -> Any:
+    """:func:`neighbour_table` of documents given as :class:`Columns`."""
+    import numpy as np
+
+    count = docs.keys.shape[0]
+    path, section, rank = docs.paths, docs.sections, docs.ranks
+    line = docs.lines_now(moved) if moved else docs.lines
+    alive = docs.in_sequence.astype(bool)
+    gone = np.fromiter(deleted, np.int64)
+    alive[gone[gone < count]] = False
+    kept = np.flatnonzero(alive)
+    order = kept[np.lexsort((line[kept], path[kept]))]
+    table = np.full((before + after, count), -1, dtype=np.int64)
+    for slot, step in [*((k, -(k + 1)) for k in range(before)), *((before + k, k + 1) for k in range(after))]:
+        distance = abs(step)
+        if distance >= order.shape[0]:
+            continue
+        here, there = (
+            (order[distance:], order[:-distance]) if step < 0 else (order[:-distance], order[distance:])
+        )
+        ok = (path[here] == path[there]) & (section[here] == section[there]) & (rank[there] <= rank[here])
+        table[slot, here[ok]] = there[ok]
+    return table
+
+
+def paired_codes(codes: Any, previous: Any) -> Any:
+    """Each document's vector key with ``[embeddings] previous_turn``: its own key code, or, when
+    it has a previous turn (``previous``: its docnum, -1 for none), a 48-bit mix of both codes."""
+    import numpy as np
+
+    out = codes.copy()
+    here = np.flatnonzero((previous >= 0) & (codes != 0))
+    before = codes[previous[here]]
+    here, before = here[before != 0], before[before != 0]
+    with np.errstate(over="ignore"):
+        mixed = (before * np.uint64(0x9E3779B97F4A7C15)) ^ codes[here]
+        mixed = (mixed ^ (mixed >> np.uint64(31))) * np.uint64(0xBF58476D1CE4E5B9)
+        mixed ^= mixed >> np.uint64(29)
+    out[here] = (mixed & np.uint64(KEY_FLAG - 1)) | np.uint64(KEY_FLAG)
+    return out
+
+
+def vector_codes(
+    searcher: Any, store: VectorStore, moved: Mapping[str, Mapping[str, list[int]]] | None = None
+) -> Any:
+    """The key code of each document's vector (by global docnum; see :func:`paired_codes`)."""
+    if not store.previous_turn:
+        return Columns.of(searcher_docs(searcher, store)).keys
+    return turns_before(searcher, store, moved)[0]
+
+
+def turns_before(
+    searcher: Any, store: VectorStore, moved: Mapping[str, Mapping[str, list[int]]] | None
+) -> tuple[Any, Any]:
+    """With ``previous_turn``: (the key code of each document's vector, the docnum of the turn
+    embedded before it, -1 for none), by global docnum."""
+    columns = Columns.of(searcher_docs(searcher, store))
+    before = neighbour_table_of(columns, deleted_docs(searcher), moved=moved)[0]
+    return paired_codes(columns.keys, before), before
+
+
+def deleted_docs(searcher: Any) -> list[int]:
+    return [
+        offset + d
+        for reader, offset in _leaves(searcher)
+        if reader.has_deletions()
+        for d in reader.deleted_docs_set
+    ]
+
+
+# ---------------------------------------------------------------------------------------------
+# Filling the cache
+
+
+@dataclass
+class FillReport:
+    embedded: int = 0  # entries embedded now
+    kept_local: int = 0  # entries that may not be sent (private): keyword-only
+    pending: int = 0  # entries still without a vector (the endpoint failed)
+    error: str | None = None
+
+    def summary(self) -> str:
+        text = f"{self.embedded} embedded"
+        if self.kept_local:
+            text += f", {self.kept_local} kept keyword-only (#private)"
+        if self.pending:
+            text += f", {self.pending} pending ({self.error}); they are embedded on the next index or watch"
+        return text
+
+
+def fill(
+    config: Config,
+    searcher: Any,
+    store: VectorStore,
+    embedder: Embedder,
+    *,
+    unsendable: set[str] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+    progress: Callable[[int], object] | None = None,
+) -> FillReport:
+    """Embed every document of ``searcher`` whose key has no vector yet (see the module doc).
+
+    ``unsendable`` collects (and skips) the keys that may not be sent, across calls.
+    """
+    settings = config.embeddings
+    if store.previous_turn and not _has_numpy():
+        return FillReport(error="semantic recall needs numpy: pip install 'vault-tools[embeddings]'")
+    unsendable = set() if unsendable is None else unsendable
+    have = store.keys()
+    deleted = set(deleted_docs(searcher))
+    todo: dict[str, int] = {}
+    previous: dict[int, int] = {}
+    if store.previous_turn:
+        from vault_tools.index.index import Index
+        from vault_tools.index.lines import load_lines
+
+        codes, before = turns_before(searcher, store, load_lines(Index(config).dir))
+        keys = [key_text(int(code)) for code in codes]
+        previous = {int(d): int(p) for d, p in enumerate(before) if p >= 0}
+    else:
+        keys = doc_keys(searcher, store)
+    for docnum, key in enumerate(keys):
+        if key and key not in have and key not in unsendable and docnum not in deleted:
+            todo.setdefault(key, docnum)
+    report = FillReport()
+    batch: list[tuple[str, str]] = []
+    pending = list(todo.items())
+    for position, (key, docnum) in enumerate(pending):
+        if should_stop is not None and should_stop():
+            report.pending = len(pending) - position
+            return report
+        stored = searcher.stored_fields(docnum)
+        raw = str(stored.get("text", ""))
+        if docnum in previous:  # the turn before (no more private than this one: neighbour rule)
+            raw = f"{searcher.stored_fields(previous[docnum]).get('text', '')}\n{raw}"
+        text = sendable_text(raw, str(stored.get("visibility", "")), settings)
+        if text is None:
+            unsendable.add(key)
+            report.kept_local += 1
+        else:
+            batch.append((key, text))
+        if len(batch) >= max(1, settings.batch_size) or (position == len(pending) - 1 and batch):
+            try:
+                vectors = embedder.embed([t for _k, t in batch])
+            except EmbeddingError as exc:
+                report.error = str(exc)
+                report.pending = len(pending) - position - 1 + len(batch)
+                return report
+            store.add(zip([k for k, _t in batch], vectors, strict=True))
+            report.embedded += len(batch)
+            if progress is not None:
+                progress(len(batch))
+            batch = []
+    return report
+
+
+def _has_numpy() -> bool:
+    try:
+        import numpy  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+class VectorWorker:
+    """The watcher's embedding thread: fills the cache after each batch, never in its way.
+
+    :meth:`wake` is all the watcher calls (after a batch or a reconcile); a fill that fails is
+    tried again after a back-off (doubling from :data:`FILL_RETRY_SECONDS`), so an endpoint that
+    is down costs the watcher nothing and its entries are embedded once it is back.
+    """
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="vault-tools-embeddings", daemon=True)
+        self._unsendable: set[str] = set()
+        self.fills = 0  # completed fill passes (tests wait on it)
+        self.last: FillReport | None = None
+
+    def start(self) -> VectorWorker:
+        self._wake.set()  # fill once at start: entries indexed while no worker ran
+        self._thread.start()
+        return self
+
+    def wake(self, *_args: object) -> None:
+        self._wake.set()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._wake.set()
+        self._thread.join(timeout=10)
+
+    def _run(self) -> None:
+        from vault_tools.index.index import Index
+
+        retry = FILL_RETRY_SECONDS
+        failing: str | None = None
+        store: VectorStore | None = None
+        with Index(self.config) as index, Embedder(self.config.embeddings) as embedder:
+            while not self._stop.is_set():
+                self._wake.wait(retry if failing else None)  # woken, or time to try again
+                self._wake.clear()
+                if self._stop.is_set():
+                    break
+                try:
+                    store = store or VectorStore(self.config)
+                    report = self._fill_once(index, store, embedder)
+                except Exception as exc:  # never fatal: the next wake tries again
+                    report = FillReport(error=f"{type(exc).__name__}: {exc}")
+                if report.error is not None and report.error != failing:
+                    log.warning("embeddings: %s", report.summary())
+                elif report.embedded:
+                    log.info("embeddings: %s", report.summary())
+                retry = (
+                    min(retry * 2, FILL_RETRY_MAX_SECONDS) if failing and report.error else FILL_RETRY_SECONDS
+                )
+                failing = report.error
+                self.last = report
+                if store is not None:
+                    with contextlib.suppress(sqlite3.Error):
+                        store.record_fill(report, "watcher")
+                self.fills += 1
+        if store is not None:
+            store.close()
+
+    def _fill_once(self, index: Any, store: VectorStore, embedder: Embedder) -> FillReport:
+        searcher = index.open_searcher()
+        try:
+            return fill(
+                self.config,
+                searcher,
+                store,
+                embedder,
+                unsendable=self._unsendable,
+                should_stop=self._stop.is_set,
+            )
+        finally:
+            searcher.close()
+
+
+# ---------------------------------------------------------------------------------------------
+# Search
+
+
+class VectorIndex:
+    """A store's vectors as float32 blocks (the memory-mapped matrix file, then the rows added
+    since), and the row of each document of a searcher."""
+
+    def __init__(self, store: VectorStore) -> None:
+        import numpy as np
+
+        self.store = store
+        self._np = np
+        self.blocks: list[Any] = []  # float32 matrices of one width; rows in the cache's order
+        self.keys: Any = np.zeros(0, dtype=np.uint64)  # the key code of each row
+        self._dim = 0
+        self._last_rowid = 0
+        self._on_disk = 0  # rows the matrix file holds
+        self._loaded = False
+        self._lookup: tuple[Any, Any] | None = None  # (row order by key, keys in that order)
+        self._doc_rows: dict[str, Any] = {}  # segment name -> rows of its documents (-1: none)
+        self._neighbours: tuple[Any, Any] | None = None
+        self._paired_rows: tuple[Any, Any] | None = None  # previous_turn: (stamp, rows)
+        self._docs: dict[str, SegmentDocs] = {}  # segment name -> its documents
+
+    @property
+    def rows(self) -> int:
+        return int(self.keys.shape[0])
+
+    def refresh(self) -> None:
+        """Load the vectors added since the last call (the first: the matrix file, then the rows
+        after it), and write the matrix file again when many rows are not in it."""
+        from vault_tools.vectors.matrix import load_matrix
+
+        if not self._loaded:
+            self._loaded = True
+            matrix = load_matrix(self.store)
+            if matrix is not None and matrix.vectors.shape[0]:
+                self.blocks, self.keys = [matrix.vectors], matrix.keys
+                self._dim, self._last_rowid = int(matrix.vectors.shape[1]), matrix.last_rowid
+                self._on_disk = self.rows
+        self._append(self.store.rows_after(self._last_rowid))
+        if self.rows - self._on_disk >= max(MATRIX_MIN_TAIL, self._on_disk // 20):
+            self._write_matrix()
+
+    def _append(self, new: list[tuple[int, str, bytes]]) -> None:
+        np = self._np
+        if not new:
+            return
+        dim = len(new[0][2]) // 4
+        rows = [r for r in new if len(r[2]) == dim * 4]
+        block = np.frombuffer(b"".join(v for _r, _k, v in rows), dtype=np.float32).reshape(-1, dim)
+        codes = np.fromiter((key_code(k) for _r, k, _v in rows), np.uint64, len(rows))
+        if self.rows and self._dim != dim:  # the model now answers in another width
+            self.blocks, self.keys, self._on_disk = [], np.zeros(0, dtype=np.uint64), 0
+            self._doc_rows = {}
+        self._dim = dim
+        if len(self.blocks) > 1:  # keep one block of rows read since the matrix file
+            block = np.vstack([self.blocks.pop(), block])
+        self.blocks.append(block)
+        self.keys = np.concatenate([self.keys, codes])
+        self._last_rowid = new[-1][0]
+        self._lookup = None
+        self._doc_rows = {name: rows for name, rows in self._doc_rows.items() if (rows >= 0).all()}
+
+    def _write_matrix(self) -> None:
+        from vault_tools.vectors.matrix import save_matrix
+
+        if not self.rows:
+            return
+        matrix = save_matrix(self.store, self.blocks, self.keys, self._last_rowid)
+        if matrix is not None:
+            self.blocks, self.keys, self._on_disk = [matrix.vectors], matrix.keys, self.rows
+
+    def _rows_of(self, codes: Any) -> Any:
+        """The row of each key code (-1: no vector)."""
+        np = self._np
+        if self._lookup is None:
+            order = np.argsort(self.keys, kind="stable")
+            self._lookup = (order, self.keys[order])
+        order, ordered = self._lookup
+        if not ordered.shape[0]:
+            return np.full(codes.shape[0], -1, dtype=np.int64)
+        at = np.minimum(np.searchsorted(ordered, codes), ordered.shape[0] - 1)
+        found = (ordered[at] == codes) & (codes != 0)
+        return np.where(found, order[at], -1).astype(np.int64)
+
+    def doc_rows(self, searcher: Any, lines: LineTable | None = None) -> Any:
+        """The row of each document of ``searcher`` (-1: no vector), per global docnum."""
+        np = self._np
+        if self.store.previous_turn:  # a vector per entry and the turn before it: see paired_codes
+            table = self.neighbours(searcher, lines)
+            stamp = (self._neighbours[0] if self._neighbours else None, self.rows)
+            if self._paired_rows is None or self._paired_rows[0] != stamp:
+                codes = np.concatenate([np.frombuffer(d.keys, dtype=np.uint64) for d in self._docs.values()])
+                self._paired_rows = (stamp, self._rows_of(paired_codes(codes, table[0])))
+            return self._paired_rows[1]
+        leaves = _leaves(searcher)
+        live = [_segment_name(reader) for reader, _offset in leaves]
+        parts = []
+        for (reader, _offset), name in zip(leaves, live, strict=True):
+            rows = self._doc_rows.get(name)
+            if rows is None:
+                docs = self._segment(reader, name, live)
+                rows = self._doc_rows[name] = self._rows_of(np.frombuffer(docs.keys, dtype=np.uint64))
+            parts.append(rows)
+        self._doc_rows = {name: self._doc_rows[name] for name in live}
+        return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+
+    def _segment(self, reader: Any, name: str, live: Sequence[str]) -> SegmentDocs:
+        if name not in self._docs:
+            self._docs[name] = segment_docs(reader, name, live, self.store)
+        return self._docs[name]
+
+    def neighbours(self, searcher: Any, lines: LineTable | None = None) -> Any:
+        """:func:`neighbour_table` of ``searcher`` as one int array per slot (kept per searcher and
+        version of the line table ``lines``)."""
+        deleted = deleted_docs(searcher)
+        leaves = _leaves(searcher)
+        live = [_segment_name(reader) for reader, _offset in leaves]
+        key = (tuple(live), len(deleted), None if lines is None else lines.stamp)
+        if self._neighbours is None or self._neighbours[0] != key:
+            moved = None if lines is None else lines.table
+            segments = [
+                self._segment(reader, name, live) for (reader, _o), name in zip(leaves, live, strict=True)
+            ]
+            self._docs = {name: self._docs[name] for name in live}
+            self._neighbours = (key, neighbour_table_of(Columns.of(segments), deleted, moved=moved))
+        return self._neighbours[1]
+
+    def with_neighbours(self, searcher: Any, sims: Any, weight: float, lines: LineTable | None = None) -> Any:
+        """Each document's similarity, or ``weight`` x its nearest neighbour's when that is more:
+        the line after a question is often its answer, and says it in other words."""
+        np = self._np
+        best = sims.copy()
+        for slot in self.neighbours(searcher, lines):
+            have = slot >= 0
+            lent = np.full(sims.shape[0], np.nan, dtype=np.float32)
+            lent[have] = sims[slot[have]] * weight
+            best = np.fmax(best, lent)
+        return best
+
+    def similarities(self, searcher: Any, query: Sequence[float], lines: LineTable | None = None) -> Any:
+        """Cosine of ``query`` with every document of ``searcher`` (NaN: no vector)."""
+        np = self._np
+        rows = self.doc_rows(searcher, lines)
+        sims = np.full(rows.shape[0], np.nan, dtype=np.float32)
+        if not self.rows:
+            return sims
+        vector = np.asarray(query, dtype=np.float32)
+        if vector.shape[0] != self._dim:
+            return sims  # another model answered: nothing comparable
+        by_row = np.concatenate([block @ vector for block in self.blocks])
+        have = rows >= 0
+        sims[have] = by_row[rows[have]]
+        return sims
+
+    def top(
+        self, sims: Any, scorer: BlockScorer, doc_filter: DocFilter, deleted: Sequence[int], limit: int
+    ) -> list[tuple[int, float]]:
+        """The ``limit`` most similar (docnum, cosine) that pass ``doc_filter``, best first."""
+        np = self._np
+        allowed = ~np.isnan(sims)
+        if doc_filter.excluded:
+            allowed[np.fromiter(doc_filter.excluded, np.int64, len(doc_filter.excluded))] = False
+        if doc_filter.required is not None:
+            required = np.zeros(sims.shape[0], dtype=bool)
+            required[np.fromiter(doc_filter.required, np.int64, len(doc_filter.required))] = True
+            allowed &= required
+        if doc_filter.days is not None:
+            lo, hi = scorer._day_bounds(*doc_filter.days)
+            days = np.asarray(scorer.days(), dtype=np.uint64)
+            allowed &= (days >= lo) & (days <= hi)
+        if deleted:
+            allowed[np.asarray(deleted, dtype=np.int64)] = False
+        candidates = np.flatnonzero(allowed)
+        if not candidates.shape[0]:
+            return []
+        values = sims[candidates]
+        if candidates.shape[0] > limit:
+            best = np.argpartition(-values, limit - 1)[:limit]
+            candidates, values = candidates[best], values[best]
+        order = np.lexsort((candidates, -values))
+        return [(int(candidates[i]), float(values[i])) for i in order]
+
+
+@dataclass
+class SemanticSearch:
+    """What recall keeps for the vector side: the endpoint's client and the loaded vectors.
+
+    :meth:`query_vector` waits at most ``query_timeout_seconds``; after a failure it leaves the
+    endpoint alone for :data:`QUERY_BACKOFF_SECONDS` (a warm session answers with keyword results
+    at once meanwhile).
+    """
+
+    config: Config
+    clock: Callable[[], float] = time.monotonic
+    _embedder: Embedder | None = None
+    _index: VectorIndex | None = None
+    _failed_at: float | None = None
+    _failure: str = ""
+    warnings: list[str] = field(default_factory=list)
+
+    def close(self) -> None:
+        if self._embedder is not None:
+            self._embedder.close()
+            self._embedder = None
+        if self._index is not None:
+            self._index.store.close()
+            self._index = None
+
+    def query_vector(self, query: str) -> tuple[list[float] | None, str | None]:
+        """(the question's vector, None) or (None, why there is none: a warning)."""
+        now = self.clock()
+        if self._failed_at is not None and now - self._failed_at < QUERY_BACKOFF_SECONDS:
+            return None, f"{self._failure} {now - self._failed_at:.0f} s ago"
+        if self._embedder is None:
+            self._embedder = Embedder(self.config.embeddings)
+        try:
+            vector = self._embedder.embed_query(query)
+        except EmbeddingError as exc:
+            self._failed_at, self._failure = self.clock(), str(exc)
+            return None, str(exc)
+        self._failed_at = None
+        return vector, None
+
+    def index(self) -> VectorIndex:
+        """The loaded vectors, with what was added since the last call."""
+        if self._index is None:
+            store = VectorStore(self.config)
+            self.warnings.extend(store.warnings)
+            self._index = VectorIndex(store)
+        self._index.refresh()
+        return self._index
+
+
+def fill_vault(config: Config, *, progress: bool = False) -> FillReport:
+    """Embed what the vault's index holds without a vector yet (``vault-tools index``)."""
+    from vault_tools.index.index import Index
+
+    with Index(config) as index, VectorStore(config) as store, Embedder(config.embeddings) as embedder:
+        searcher = index.open_searcher()
+        try:
+            bar = None
+            if progress:
+                from tqdm import tqdm
+
+                bar = tqdm(desc="embedding", unit=" entries", leave=False, disable=None)
+            report = fill(config, searcher, store, embedder, progress=bar.update if bar is not None else None)
+            if bar is not None:
+                bar.close()
+        finally:
+            searcher.close()
+        store.record_fill(report, "index")
+        if report.embedded:
+            with contextlib.suppress(ImportError):  # numpy: the matrix file, for the next recall
+                VectorIndex(store).refresh()
+    return report
