@@ -33,6 +33,7 @@ from vault_tools.heartbeat import run as heartbeat
 from vault_tools.heartbeat.run import Options
 from vault_tools.index import index as ix
 from vault_tools.index.index import Index
+from vault_tools.notes import edit as note_edit
 from vault_tools.notes import model as notes
 from vault_tools.recall.recall import recall
 
@@ -164,13 +165,13 @@ FAULT_ERRNO = {
 
 
 def inject(monkeypatch: pytest.MonkeyPatch, fault: str, after: int = 0) -> dict[str, int]:
-    """Make the calls of the target (as seen from vault_tools.notes.model) after the first ``after`` fail.
+    """Make the calls of the target (as seen from vault_tools.notes.edit) after the first ``after`` fail.
 
     Returns the counts: ``calls`` of the target, and how many of them ``failed``.
     """
     target, error = WRITE_FAULTS[fault]
     module_name, attr = target.split(".")
-    module = getattr(notes, module_name)
+    module = getattr(note_edit, module_name)
     real = getattr(module, attr)
     calls = {"calls": 0, "failed": 0}
 
@@ -197,11 +198,11 @@ def test_a_failing_atomic_write_keeps_the_original_and_leaves_no_temp_file(
     with monkeypatch.context() as patch:
         fired = inject(patch, fault)
         with pytest.raises(OSError) as raised:
-            notes.apply_edit(path, notes.append_lines(["- 10:00 new line"]))
+            note_edit.apply_edit(path, note_edit.append_lines(["- 10:00 new line"]))
     assert fired["failed"] == 1 and raised.value.errno == FAULT_ERRNO[fault]
     assert path.read_bytes() == original
     assert list(path.parent.glob(".*.tmp")) == []
-    result = notes.apply_edit(path, notes.append_lines(["- 10:00 new line"]))
+    result = note_edit.apply_edit(path, note_edit.append_lines(["- 10:00 new line"]))
     assert result.changed and path.read_bytes().startswith(original)
 
 
@@ -315,7 +316,7 @@ def edit_burst(vault: Path, rng: random.Random, stop: threading.Event, written: 
             with day.open("a", encoding="utf-8") as handle:
                 handle.write(f"- 10:00 edit {marker}\n")
         else:
-            notes.apply_edit(day, notes.append_lines([f"- 11:00 saved {marker}"]), create=True)
+            note_edit.apply_edit(day, note_edit.append_lines([f"- 11:00 saved {marker}"]), create=True)
         written.append(marker)
         n += 1
         time.sleep(rng.uniform(0, 0.01))
@@ -492,7 +493,7 @@ def test_kill_9_of_a_heartbeat_in_a_git_state_with_a_person_saving(tmp_path: Pat
         assert proc.stdout is not None
         steps = read_steps(proc.stdout, kill_after)
         assert len(steps) == kill_after, (steps, proc.communicate())
-        notes.apply_edit(vault / "MEMORY.md", lambda lines: [*lines, human])  # an editor's save
+        note_edit.apply_edit(vault / "MEMORY.md", lambda lines: [*lines, human])  # an editor's save
         before = snapshot(vault)
         time.sleep(rng.uniform(0.0, 0.05))  # somewhere inside the next step, or held at its end
     finally:

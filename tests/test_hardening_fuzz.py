@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from vault_tools.errors import UsageError
 from vault_tools.index import analysis
+from vault_tools.notes import edit as note_edit
 from vault_tools.notes import model as notes
 from vault_tools.recall import recall, timewords
 from vault_tools.recall.query import parse_query
@@ -93,7 +94,7 @@ def test_read_note_never_raises_and_round_trips(tmp_path: Path, data: bytes, rel
         assert entry.visibility in ("personal", "private", "shared")
     # a no-op splice through apply_edit writes nothing and changes nothing
     if text is not None:
-        result = notes.apply_edit(tmp_path / rel, lambda lines: lines)
+        result = note_edit.apply_edit(tmp_path / rel, lambda lines: lines)
         assert not result.changed and (tmp_path / rel).read_bytes() == data
 
 

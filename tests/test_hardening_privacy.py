@@ -29,7 +29,7 @@ from vault_tools.config import Config, LLMConfig, load_config
 from vault_tools.heartbeat import run as heartbeat
 from vault_tools.heartbeat.run import Options
 from vault_tools.index.index import Index
-from vault_tools.privacy import rules as privacy
+from vault_tools.privacy import sensitive as detect
 from vault_tools.recall.recall import Recaller, recall
 
 LONG = os.environ.get("VAULT_TOOLS_LONG") == "1"
@@ -143,7 +143,7 @@ def make(specs_: list[Spec], seed: int) -> list[Made]:
         token = "zq" + _letters(rng, 6) + "abcdefghij"[i % 10]
         phrase, value = sensitive(spec.kind, rng)
         if value:
-            found = privacy.find_sensitive(phrase)
+            found = detect.find_sensitive(phrase)
             assert found, f"generator sanity: {phrase!r} must be detected"
         words = [f"I {spec.topic}", token, phrase]
         if spec.remember:
@@ -484,6 +484,6 @@ FALSE_POSITIVES = [
 
 
 def test_false_positive_corpus_is_not_redacted() -> None:
-    flagged = {text: [f.kind for f in privacy.find_sensitive(text)] for text in FALSE_POSITIVES}
-    changed = [text for text in FALSE_POSITIVES if privacy.redact(text) != text]
+    flagged = {text: [f.kind for f in detect.find_sensitive(text)] for text in FALSE_POSITIVES}
+    changed = [text for text in FALSE_POSITIVES if detect.redact(text) != text]
     assert not changed, flagged

@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from vault_tools.errors import ConflictError
+from vault_tools.notes import edit as note_edit
 from vault_tools.notes import model as notes
 
 FIXTURES = Path(__file__).parent / "fixtures" / "notes"
@@ -29,7 +30,7 @@ def test_parse_then_write_back_is_byte_identical(fixture: Path, tmp_path: Path) 
     target = write(tmp_path / "memory" / fixture.name, original)
     note = notes.read_note(target, tmp_path)
     assert note.text.encode("utf-8") == original
-    notes.atomic_write(target, note.text.encode("utf-8"))
+    note_edit.atomic_write(target, note.text.encode("utf-8"))
     assert target.read_bytes() == original
 
 
@@ -37,7 +38,7 @@ def test_parse_then_write_back_is_byte_identical(fixture: Path, tmp_path: Path) 
 def test_a_splice_changes_only_its_own_lines(fixture: Path, tmp_path: Path) -> None:
     original = fixture.read_bytes()
     target = write(tmp_path / "memory" / "2026-03-10.md", original)
-    notes.apply_edit(target, notes.append_lines(["- 23:59 appended"]))
+    note_edit.apply_edit(target, note_edit.append_lines(["- 23:59 appended"]))
     after = target.read_bytes()
     newline = b"\r\n" if b"\r\n" in original else b"\n"
     assert after.startswith(original)
@@ -237,48 +238,48 @@ def test_read_vault_ignores_archive_obsidian_and_top_level_bootstrap_files(tmp_p
 
 def test_insert_under_section_keeps_everything_else(tmp_path: Path) -> None:
     path = write(tmp_path / "MEMORY.md", (FIXTURES / "MEMORY.md").read_bytes())
-    notes.apply_edit(path, notes.insert_under_section("Decisions", ["- 2026-03-12: second decision"]))
+    note_edit.apply_edit(path, note_edit.insert_under_section("Decisions", ["- 2026-03-12: second decision"]))
     lines = path.read_text().splitlines()
     assert lines[6].startswith("- 2026-03-10: Chose") and lines[7] == "- 2026-03-12: second decision"
     assert lines[8] == "" and lines[9] == "## 偏好"
-    notes.apply_edit(path, notes.insert_under_section("Lessons", ["- new lesson"]))
+    note_edit.apply_edit(path, note_edit.insert_under_section("Lessons", ["- new lesson"]))
     assert path.read_text().endswith("## Lessons\n\n- new lesson\n")
 
 
 def test_insert_into_an_empty_section(tmp_path: Path) -> None:
     path = write(tmp_path / "MEMORY.md", "# M\n\n## Decisions\n\n## Facts\n")
-    notes.apply_edit(path, notes.insert_under_section("Decisions", ["- d"]))
+    note_edit.apply_edit(path, note_edit.insert_under_section("Decisions", ["- d"]))
     assert path.read_text() == "# M\n\n## Decisions\n\n- d\n\n## Facts\n"
 
 
 def test_remove_and_replace_find_lines_by_content(tmp_path: Path) -> None:
     path = write(tmp_path / "MEMORY.md", "- a\r\n- b\r\n- c\r\n")
-    notes.apply_edit(path, notes.replace_block(["- b"], ["- B"], hint=1))
+    note_edit.apply_edit(path, note_edit.replace_block(["- b"], ["- B"], hint=1))
     assert path.read_bytes() == b"- a\r\n- B\r\n- c\r\n"
-    notes.apply_edit(path, notes.remove_block(["- a"]))
+    note_edit.apply_edit(path, note_edit.remove_block(["- a"]))
     assert path.read_bytes() == b"- B\r\n- c\r\n"
     with pytest.raises(ConflictError):
-        notes.apply_edit(path, notes.remove_block(["- gone"]))
+        note_edit.apply_edit(path, note_edit.remove_block(["- gone"]))
     assert path.read_bytes() == b"- B\r\n- c\r\n"
 
 
 def test_set_front_matter_key_edits_one_line_only(tmp_path: Path) -> None:
     path = write(tmp_path / "n.md", (FIXTURES / "crlf-bom.md").read_bytes())
     before = path.read_bytes()
-    notes.apply_edit(path, notes.set_front_matter_key("visibility", "shared"))
+    note_edit.apply_edit(path, note_edit.set_front_matter_key("visibility", "shared"))
     after = path.read_bytes()
     assert after == before.replace(b"visibility: personal\r\n", b"visibility: shared\r\n")
-    notes.apply_edit(path, notes.set_front_matter_key("updated", "2026-03-12"))
+    note_edit.apply_edit(path, note_edit.set_front_matter_key("updated", "2026-03-12"))
     assert b"date: 2026-03-10\r\nupdated: '2026-03-12'\r\n---\r\n" in path.read_bytes()
     bare = write(tmp_path / "bare.md", "- x\n")
-    notes.apply_edit(bare, notes.set_front_matter_key("title", "注意: colon"))
+    note_edit.apply_edit(bare, note_edit.set_front_matter_key("title", "注意: colon"))
     assert bare.read_text() == "---\ntitle: '注意: colon'\n---\n- x\n"
 
 
 def test_a_save_between_read_and_write_is_kept_and_the_edit_reapplied(tmp_path: Path) -> None:
     path = write(tmp_path / "MEMORY.md", "## Decisions\n- old\n")
     as_read = path.read_bytes()
-    insert = notes.insert_under_section("Decisions", ["- bot item"])
+    insert = note_edit.insert_under_section("Decisions", ["- bot item"])
     calls = 0
 
     def racing_splice(lines: list[str]) -> list[str]:
@@ -288,7 +289,7 @@ def test_a_save_between_read_and_write_is_kept_and_the_edit_reapplied(tmp_path: 
             path.write_text("## Decisions\n- old\n- person's item\n")
         return insert(lines)
 
-    result = notes.apply_edit(path, racing_splice, expected=as_read)
+    result = note_edit.apply_edit(path, racing_splice, expected=as_read)
     assert path.read_text() == "## Decisions\n- old\n- person's item\n- bot item\n"
     assert result.reapplied and calls == 2
 
@@ -297,7 +298,7 @@ def test_edit_based_on_stale_read_is_reapplied_to_current_content(tmp_path: Path
     path = write(tmp_path / "MEMORY.md", "- a\n- b\n")
     as_read = path.read_bytes()
     path.write_text("- a\n- b\n- human\n")
-    result = notes.apply_edit(path, notes.remove_block(["- a"]), expected=as_read)
+    result = note_edit.apply_edit(path, note_edit.remove_block(["- a"]), expected=as_read)
     assert result.reapplied and path.read_text() == "- b\n- human\n"
 
 
@@ -312,7 +313,7 @@ def test_a_write_removes_the_temp_files_of_killed_writes_of_that_file_only(tmp_p
         "old naming": write(tmp_path / ".MEMORY.md.k3j_x9ab.tmp", "- half"),
         "other file": write(tmp_path / f".memory.md.{dead}.k3j_x9ab.tmp", "- half"),
     }
-    notes.apply_edit(path, notes.append_lines(["- b"]))
+    note_edit.apply_edit(path, note_edit.append_lines(["- b"]))
     assert path.read_text() == "- a\n- b\n"
     assert {name for name, p in leftovers.items() if p.exists()} == {"alive", "old naming", "other file"}
     assert sorted(p.name for p in tmp_path.glob(f".MEMORY.md.{os.getpid()}.*")) == []
@@ -321,7 +322,7 @@ def test_a_write_removes_the_temp_files_of_killed_writes_of_that_file_only(tmp_p
 def test_atomic_write_keeps_permissions_and_leaves_no_temp_files(tmp_path: Path) -> None:
     path = write(tmp_path / "notes" / "n.md", "x\n")
     path.chmod(0o640)
-    notes.atomic_write(path, b"y\n")
+    note_edit.atomic_write(path, b"y\n")
     assert path.stat().st_mode & 0o777 == 0o640 and path.read_bytes() == b"y\n"
     assert sorted(p.name for p in path.parent.iterdir()) == ["n.md"]
 
@@ -372,7 +373,7 @@ def test_generated_notes_round_trip(
     assert note.text.encode("utf-8") == text.encode("utf-8")
     for entry in note.entries:
         assert 1 <= entry.start_line <= entry.end_line <= len(note.lines)
-    notes.apply_edit(path, notes.append_lines(["- appended"]))
+    note_edit.apply_edit(path, note_edit.append_lines(["- appended"]))
     assert path.read_bytes().startswith(text.encode("utf-8"))
 
 

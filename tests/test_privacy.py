@@ -12,19 +12,21 @@ from vault_tools.errors import UsageError
 from vault_tools.notes import model as notes
 from vault_tools.privacy.rules import (
     CHATS,
-    DETECTORS,
-    PLACEHOLDER,
-    Finding,
     entry_visible,
     explicitly_marked,
-    find_sensitive,
-    is_secret,
-    is_sensitive,
     may_promote,
     may_send_to_llm,
     parse_chat,
-    redact,
     visible_in,
+)
+from vault_tools.privacy.sensitive import (
+    DETECTORS,
+    PLACEHOLDER,
+    Finding,
+    find_sensitive,
+    is_secret,
+    is_sensitive,
+    redact,
 )
 
 

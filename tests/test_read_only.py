@@ -256,12 +256,12 @@ def test_a_write_refused_after_the_checks_is_one_line(
     vault: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A folder made read-only between the check and the write: the same line, not a traceback."""
-    from vault_tools.notes import model as notes
+    from vault_tools.notes import edit as note_edit
 
     def refused(path: Path, data: bytes, **_: Any) -> None:
         raise OSError(errno.EROFS, "Read-only file system", str(path.parent / f".{path.name}.1.tmp"))
 
-    monkeypatch.setattr(notes, "atomic_write", refused)
+    monkeypatch.setattr(note_edit, "atomic_write", refused)
     code = cli.main(["note", "hello", "--vault", str(vault)])
     err = capsys.readouterr().err
     assert code == NotWritableError.exit_code and err.count("\n") == 1

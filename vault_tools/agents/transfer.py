@@ -45,7 +45,7 @@ earlier in the same file. The key is the kind (MEMORY.md item or note entry), th
 (for note entries) and the text without its trailing tags, case-folded with whitespace collapsed.
 Importing the same file twice is therefore a no-op.
 
-Writes are line splices through :func:`vault_tools.notes.model.apply_edit` (one per file; every other
+Writes are line splices through :func:`vault_tools.notes.edit.apply_edit` (one per file; every other
 byte of a note stays as it was), then one commit by the bot identity (:mod:`vault_tools.git.repository`)
 that holds only the import's lines: each file as it is at HEAD plus the same splice, so a person's
 uncommitted edits to those notes stay uncommitted. No import starts while a merge or rebase is in
@@ -67,6 +67,7 @@ from typing import Any
 
 from vault_tools.config import Config, bot_folders, require_vault, require_writable
 from vault_tools.errors import GitError, UsageError, VaultError
+from vault_tools.notes import edit as note_edit
 from vault_tools.notes import model as notes
 from vault_tools.privacy import rules as privacy
 
@@ -209,7 +210,7 @@ def write_export(result: ExportResult, path: Path, *, as_json: bool) -> None:
         text = json.dumps(result.to_dict(), ensure_ascii=False, indent=2) + "\n"
     else:
         text = "".join(line + "\n" for line in result.jsonl())
-    notes.atomic_write(path.expanduser().absolute(), text.encode("utf-8"))
+    note_edit.atomic_write(path.expanduser().absolute(), text.encode("utf-8"))
 
 
 def in_range(day: dt.date | None, since: dt.date | None, until: dt.date | None) -> bool:
@@ -610,10 +611,10 @@ def insert_into_section(lines: list[str], section: str | None, new: list[str], l
     ``None`` appends at the end of the file; ``""`` means before the first heading; a section
     that is not there is added at the end as a heading of ``level``.
     """
-    nl = notes.detect_newline(lines)
+    nl = note_edit.detect_newline(lines)
     added = [line + nl for line in new]
     if section is None:
-        return [*notes.ensure_final_newline(lines), *added]
+        return [*note_edit.ensure_final_newline(lines), *added]
     start = body_start(lines)
     found = list(headings(lines, start))
     if section == "":
@@ -624,7 +625,7 @@ def insert_into_section(lines: list[str], section: str | None, new: list[str], l
         i for i, t in zip(found, titles, strict=True) if t.casefold() == section.casefold()
     ]
     if not matches:
-        lines = notes.ensure_final_newline(lines)
+        lines = note_edit.ensure_final_newline(lines)
         gap = [nl] if lines and not is_blank(lines[-1]) else []
         return [*lines, *gap, f"{'#' * level} {section}{nl}", nl, *added]
     heading = matches[0]
@@ -646,7 +647,7 @@ def insert_region(lines: list[str], start: int, stop: int, added: list[str], nl:
     return [*before, *lead, *added, *trail, *after]
 
 
-def sections_splice(groups: list[tuple[str | None, int, list[str]]], initial: str) -> notes.Splice:
+def sections_splice(groups: list[tuple[str | None, int, list[str]]], initial: str) -> note_edit.Splice:
     def splice(lines: list[str]) -> list[str]:
         if not lines and initial:
             lines = notes.split_lines(initial)
@@ -771,7 +772,7 @@ def import_file(
     if commit:
         check_repository(config)
     for target in written:
-        notes.apply_edit(target.path, sections_splice(target.groups, target.initial), create=True)
+        note_edit.apply_edit(target.path, sections_splice(target.groups, target.initial), create=True)
     if commit:
         report.commit, warning = commit_import(config, written, report)
         if warning:

@@ -23,6 +23,7 @@ from vault_tools.config import (
     resolve_vault,
 )
 from vault_tools.errors import NotWritableError, UsageError, VaultError
+from vault_tools.notes import edit as note_edit
 from vault_tools.notes import model as notes
 
 if TYPE_CHECKING:
@@ -116,12 +117,12 @@ def init_vault(path: Path, *, sample: bool = False, today: dt.date | None = None
     if sample:
         report.shifted_days = copy_sample(path, today)
     else:
-        notes.atomic_write(path / "MEMORY.md", MEMORY_TEMPLATE.encode())
+        note_edit.atomic_write(path / "MEMORY.md", MEMORY_TEMPLATE.encode())
     (path / "memory").mkdir(exist_ok=True)
     (path / STATE_DIR).mkdir(exist_ok=True)
     wrote_gitignore = not (path / ".gitignore").exists()
     if wrote_gitignore:
-        notes.atomic_write(path / ".gitignore", GITIGNORE.encode())
+        note_edit.atomic_write(path / ".gitignore", GITIGNORE.encode())
     report.created = sorted(p.relative_to(path).as_posix() for p in planned)
     report.git_initialised = git_init_if_needed(path)
     ours = sorted({*report.created, *([".gitignore"] if wrote_gitignore else [])})
@@ -188,7 +189,7 @@ def copy_sample(target: Path, today: dt.date) -> int:
             data = shift_dates(data.decode("utf-8"), shift).encode("utf-8")
         destination = target / sample_target_name(name, shift)
         destination.parent.mkdir(parents=True, exist_ok=True)
-        notes.atomic_write(destination, data)
+        note_edit.atomic_write(destination, data)
     return shift
 
 
@@ -280,7 +281,9 @@ def add_note(
     path = config.vault / "memory" / f"{day.isoformat()}.md"
     require_writable("`vault-tools note`", path.parent if path.parent.is_dir() else config.vault)
     created = not path.exists()
-    result = notes.apply_edit(path, notes.append_lines([line], initial=daily_note_header(day)), create=True)
+    result = note_edit.apply_edit(
+        path, note_edit.append_lines([line], initial=daily_note_header(day)), create=True
+    )
     line_number = result.data.count(b"\n")
     return NoteReport(path.relative_to(config.vault).as_posix(), line_number, line, created, str(path))
 

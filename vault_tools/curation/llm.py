@@ -3,7 +3,7 @@
 Design
 ------
 :func:`propose` sends the new entries of a run (never a private one or one holding a secret, and
-each through :func:`vault_tools.privacy.rules.redact`) together with the MEMORY.md headings and the items
+each through :func:`vault_tools.privacy.sensitive.redact`) together with the MEMORY.md headings and the items
 related to those entries (for deduplication; the caller picks them, so a request grows with the
 number of new entries, not with the size of the vault) in **one** chat-completion request through
 the ``openai`` client. Entries are named ``e1``, ``e2``…; items by their block id.
@@ -43,6 +43,7 @@ from vault_tools.curation.insights import CATEGORIES, Category
 from vault_tools.errors import LLMError
 from vault_tools.notes.model import Entry
 from vault_tools.privacy import rules as privacy
+from vault_tools.privacy import sensitive
 from vault_tools.tokens import count_tokens
 
 MAX_ENTRY_CHARS = 1200
@@ -153,7 +154,7 @@ def entry_payload(entries: Sequence[Entry]) -> tuple[list[dict[str, str]], dict[
     for number, entry in enumerate(entries, start=1):
         local = f"e{number}"
         by_id[local] = entry
-        text = privacy.redact(insights.body_text(entry) or entry.text)[:MAX_ENTRY_CHARS]
+        text = sensitive.redact(insights.body_text(entry) or entry.text)[:MAX_ENTRY_CHARS]
         items.append(
             {
                 "id": local,
@@ -171,7 +172,7 @@ def build_messages(
     payload = {
         "today": today.isoformat(),
         "memory_headings": list(headings),
-        "memory": [{"id": m.id, "section": m.section, "text": privacy.redact(m.text)} for m in memory],
+        "memory": [{"id": m.id, "section": m.section, "text": sensitive.redact(m.text)} for m in memory],
         "entries": entries,
     }
     return [
@@ -389,13 +390,13 @@ def check_insight(
         supersedes=item_ref(raw.get("supersedes"), text, items, rules),
         duplicate_of=item_ref(raw.get("duplicate_of"), text, items, rules),
         expires=parse_date(raw.get("expires")),
-        redacted=bool(privacy.PLACEHOLDER.search(text)),
+        redacted=bool(sensitive.PLACEHOLDER.search(text)),
     )
 
 
 def supported(text: str, sources: str) -> bool:
     """At least half the tokens of ``text`` and every number in it occur in ``sources``."""
-    wanted = similarity.tokens(privacy.PLACEHOLDER.sub(" ", text))
+    wanted = similarity.tokens(sensitive.PLACEHOLDER.sub(" ", text))
     if not wanted:
         return False
     have = similarity.tokens(sources)

@@ -578,7 +578,7 @@ def init_repo(vault: Path) -> VaultRepo:
     run_git(vault, "init", "--quiet")
     gitignore = vault / ".gitignore"
     if not gitignore.exists():
-        from vault_tools.notes.model import atomic_write
+        from vault_tools.notes.edit import atomic_write
 
         atomic_write(gitignore, GITIGNORE_LINE.encode("utf-8"))
     repo = VaultRepo.open(vault)

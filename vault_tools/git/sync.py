@@ -51,7 +51,7 @@ from typing import TYPE_CHECKING, Any
 from vault_tools import locks
 from vault_tools.config import Config, HeartbeatConfig, bot_folders, require_writable
 from vault_tools.errors import GitError
-from vault_tools.notes import model as notes
+from vault_tools.notes import edit as note_edit
 
 if TYPE_CHECKING:
     from vault_tools.git.repository import VaultRepo
@@ -543,7 +543,7 @@ def move_to(repo: VaultRepo, config: Config, old: str | None, new: str) -> None:
             "aside, then run vault-tools sync again"
         )
     config.make_state_dir()
-    notes.atomic_write(journal_path(config), json.dumps({"from": old, "to": new}).encode())
+    note_edit.atomic_write(journal_path(config), json.dumps({"from": old, "to": new}).encode())
     repo.run("update-ref", "-m", "vault-tools sync", "HEAD", new, old or "")
     write_files(repo, changes)
     with contextlib.suppress(FileNotFoundError):
@@ -584,7 +584,7 @@ def write_files(repo: VaultRepo, changes: list[tuple[str, bytes | None, bytes | 
             removes.append(path)
             continue
         if worktree(repo, path) != after:
-            notes.atomic_write(file, after)
+            note_edit.atomic_write(file, after)
         entry = repo.tree_entries(repo.commit_tree(repo.head_sha() or ""), path)
         if entry is not None:
             args += ["--cacheinfo", f"{entry[0]},{entry[2]},{path}"]

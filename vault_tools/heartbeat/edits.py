@@ -20,6 +20,7 @@ from typing import Any, Literal
 from vault_tools.curation import insights
 from vault_tools.errors import ConflictError, VaultError
 from vault_tools.heartbeat.report import ChangeReport, HeartbeatReport, Progress
+from vault_tools.notes import edit as note_edit
 from vault_tools.notes import model as notes
 
 MEMORY_PATH = "MEMORY.md"
@@ -174,13 +175,13 @@ class Op:
         if f"^{self.block_id}" in "".join(lines) and self.block_id in block_ids(lines):
             return lines
         heading = find_heading(lines, self.category) or self.heading
-        return notes.insert_under_section(heading, [self.line])(lines)
+        return note_edit.insert_under_section(heading, [self.line])(lines)
 
     def _add_sources(self, lines: list[str]) -> list[str]:
         index = line_with_block(lines, self.block_id) if self.block_id else None
         if index is None and self.lines:
             with contextlib.suppress(ConflictError):
-                index = notes.find_block(lines, [self.lines[0]])
+                index = note_edit.find_block(lines, [self.lines[0]])
         if index is None:
             raise ConflictError("the item to add a source to is no longer in MEMORY.md")
         updated = add_source_dates(lines[index], self.dates)
@@ -188,7 +189,7 @@ class Op:
 
     def _remove(self, lines: list[str]) -> list[str]:
         try:
-            index = notes.find_block(lines, list(self.lines))
+            index = note_edit.find_block(lines, list(self.lines))
         except ConflictError:
             if self.block_id and line_with_block(lines, self.block_id) is not None:
                 raise ConflictError("the item to prune was edited since it was read; left as it is") from None
@@ -199,7 +200,7 @@ class Op:
         wanted = self.lines[0] if self.lines else ""
         if any(notes.strip_eol(line) == wanted for line in lines):
             return lines
-        return notes.append_lines(list(self.lines))(lines)
+        return note_edit.append_lines(list(self.lines))(lines)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -366,7 +367,7 @@ def write_all(
             return lines
 
         try:
-            notes.apply_edit(vault / path, splice, create=True)
+            note_edit.apply_edit(vault / path, splice, create=True)
         except VaultError as exc:
             for number, _change in touching:
                 failed.setdefault(number, str(exc))

@@ -173,7 +173,7 @@ from vault_tools.heartbeat.undo import (
     undo_contents,
     write_reverted,
 )
-from vault_tools.notes import model as notes
+from vault_tools.notes import edit as note_edit
 
 if TYPE_CHECKING:  # git is imported only when a run needs it
     from vault_tools.git.repository import VaultRepo
@@ -311,7 +311,7 @@ class CommitCounter:
 
 def run_locked(ctx: Context, state: State, report: HeartbeatReport, step: Progress) -> None:
     for folder in (ctx.vault, ctx.vault / "memory", ctx.vault / "memory" / "archive"):
-        for leftover in notes.remove_dead_temps(folder):
+        for leftover in note_edit.remove_dead_temps(folder):
             report.warnings.append(f"removed {leftover}: a write that was killed left it")
     repo, blocker = open_repo(ctx.vault, report, ctx.settings, ctx.feedback)
     try:

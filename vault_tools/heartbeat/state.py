@@ -16,7 +16,7 @@ from vault_tools.config import Config
 from vault_tools.heartbeat.edits import item_text
 from vault_tools.heartbeat.report import HeartbeatReport
 from vault_tools.locks import HEARTBEAT_LOCK
-from vault_tools.notes import model as notes
+from vault_tools.notes import edit as note_edit
 
 if TYPE_CHECKING:  # git is imported only when a run needs it
     from vault_tools.git.repository import VaultRepo
@@ -53,7 +53,9 @@ def last_run(config: Config) -> dict[str, Any]:
 
 
 def write_json(path: Path, data: dict[str, Any]) -> None:
-    notes.atomic_write(path, (json.dumps(data, ensure_ascii=False, indent=1, sort_keys=True) + "\n").encode())
+    note_edit.atomic_write(
+        path, (json.dumps(data, ensure_ascii=False, indent=1, sort_keys=True) + "\n").encode()
+    )
 
 
 @dataclass

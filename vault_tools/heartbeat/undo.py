@@ -14,6 +14,7 @@ from vault_tools.config import Config, bot_folders, require_writable
 from vault_tools.errors import ConflictError, GitError, UsageError
 from vault_tools.heartbeat.edits import commit_message
 from vault_tools.heartbeat.state import LOCK_NAME, State
+from vault_tools.notes import edit as note_edit
 from vault_tools.notes import model as notes
 
 if TYPE_CHECKING:  # git is imported only when a run needs it
@@ -41,14 +42,14 @@ class UndoReport:
         return "\n".join([*lines, *(f"warning: {w}" for w in self.warnings)])
 
 
-def reverse_splice(before: list[str], after: list[str]) -> notes.Splice:
+def reverse_splice(before: list[str], after: list[str]) -> note_edit.Splice:
     """A splice that turns the lines a commit wrote (``after``) back into ``before`` wherever they are now."""
     matcher = difflib.SequenceMatcher(None, after, before, autojunk=False)
     opcodes = [op for op in matcher.get_opcodes() if op[0] != "equal"]
 
     def splice(lines: list[str]) -> list[str]:
         result = list(lines)
-        newline = notes.detect_newline(result) if result else "\n"
+        newline = note_edit.detect_newline(result) if result else "\n"
         for _tag, i1, i2, j1, j2 in reversed(opcodes):
             old = [notes.strip_eol(x) for x in after[i1:i2]]
             new = [notes.strip_eol(x) + newline for x in before[j1:j2]]
@@ -57,7 +58,7 @@ def reverse_splice(before: list[str], after: list[str]) -> notes.Splice:
                 result[index : index + len(old)] = new
             else:
                 anchor = [notes.strip_eol(x) for x in after[max(0, i1 - 2) : i1]]
-                index = notes.find_block(result, anchor, hint=i1) + len(anchor) if anchor else 0
+                index = note_edit.find_block(result, anchor, hint=i1) + len(anchor) if anchor else 0
                 if index and index <= len(result) and not result[index - 1].endswith("\n"):
                     result[index - 1] += newline
                 result[index:index] = new
@@ -71,9 +72,9 @@ def locate(lines: list[str], after: list[str], i1: int, i2: int) -> int:
     old = [notes.strip_eol(x) for x in after[i1:i2]]
     before_ctx = [notes.strip_eol(x) for x in after[max(0, i1 - 1) : i1]]
     with contextlib.suppress(ConflictError):
-        return notes.find_block(lines, before_ctx + old, hint=i1) + len(before_ctx)
+        return note_edit.find_block(lines, before_ctx + old, hint=i1) + len(before_ctx)
     if any(x.strip() for x in old):
-        return notes.find_block(lines, old, hint=i1)
+        return note_edit.find_block(lines, old, hint=i1)
     raise ConflictError("the lines the commit changed are no longer there")
 
 
@@ -134,9 +135,9 @@ def undone_by(repo: VaultRepo, sha: str) -> str | None:
     return None
 
 
-def write_reverted(target: Path, splice: notes.Splice, created: bool) -> None:
+def write_reverted(target: Path, splice: note_edit.Splice, created: bool) -> None:
     """Apply an undo splice to a working file (conflict-checked); a file the commit created goes."""
-    result = notes.apply_edit(target, splice, create=True)
+    result = note_edit.apply_edit(target, splice, create=True)
     if created and not result.data.strip():
         with contextlib.suppress(FileNotFoundError):
             target.unlink()
@@ -144,10 +145,10 @@ def write_reverted(target: Path, splice: notes.Splice, created: bool) -> None:
 
 def undo_contents(
     repo: VaultRepo, vault: Path, info: BotCommit
-) -> tuple[dict[str, bytes | None], dict[str, tuple[notes.Splice, bool]]]:
+) -> tuple[dict[str, bytes | None], dict[str, tuple[note_edit.Splice, bool]]]:
     """(what to commit, the splice for each working file that still needs it) to revert ``info``."""
     contents: dict[str, bytes | None] = {}
-    splices: dict[str, tuple[notes.Splice, bool]] = {}
+    splices: dict[str, tuple[note_edit.Splice, bool]] = {}
     for change in info.files:
         before = notes.split_lines(change.before.decode("utf-8")) if change.before else []
         after = notes.split_lines(change.after.decode("utf-8")) if change.after else []

@@ -153,6 +153,7 @@ from vault_tools.index.writer import (
     merge_group,
     tiered_merge,
 )
+from vault_tools.notes import edit as note_edit
 from vault_tools.notes import model as notes
 
 T = TypeVar("T")
@@ -592,7 +593,7 @@ def watch_state_path(config: Config) -> Path:
     return config.state_dir / WATCH_STATE_FILE
 
 
-pid_alive = notes.pid_alive
+pid_alive = note_edit.pid_alive
 
 
 def watcher_info(config: Config) -> WatcherInfo | None:

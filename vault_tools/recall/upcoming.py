@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vault_tools.errors import UsageError
+from vault_tools.notes import edit as note_edit
 from vault_tools.notes import model as notes
 
 if TYPE_CHECKING:
@@ -266,7 +267,7 @@ def _load_cache(config: Config) -> dict[str, Any]:
 def _save_cache(config: Config, files: dict[str, Any]) -> None:
     payload = json.dumps({"version": CACHE_VERSION, "files": files}, ensure_ascii=False)
     with contextlib.suppress(OSError):
-        notes.atomic_write(config.make_state_dir() / CACHE_FILE, payload.encode("utf-8"))
+        note_edit.atomic_write(config.make_state_dir() / CACHE_FILE, payload.encode("utf-8"))
 
 
 def _dated_entries(note: notes.Note, *, private: bool = False) -> list[dict[str, Any]]:

@@ -1,7 +1,7 @@
 """A summary written by a language model, grounded in the entries it cites.
 
 The entries the rules rank highest (as many as fit the token budget; never a private one or one
-with a secret, every one through :func:`vault_tools.privacy.rules.redact`, each once) go in one request
+with a secret, every one through :func:`vault_tools.privacy.sensitive.redact`, each once) go in one request
 to the OpenAI-compatible endpoint (:func:`vault_tools.curation.llm.request_with_retry`), and the model
 writes the bullets. Each must cite entry ids that were sent and be supported by their words
 (:func:`vault_tools.curation.llm.supported`); one that cites nothing, or what was not sent, or that reads
@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from vault_tools.curation import insights
 from vault_tools.notes import model as notes
 from vault_tools.privacy import rules as privacy
+from vault_tools.privacy import sensitive
 from vault_tools.summaries.text import BULLET_CHARS, SECTIONS, Bullet, Period
 
 if TYPE_CHECKING:
@@ -134,7 +135,7 @@ def check_bullet(
     if not llm.supported(text, " \n".join(sent_text[s] for s in sources)):
         raise ValueError("not supported by the entries it cites")
     cited = tuple(by_id[s] for s in dict.fromkeys(sources))
-    if privacy.PLACEHOLDER.search(text):
+    if sensitive.PLACEHOLDER.search(text):
         text = insights.analyse(cited[0], rules).key_text  # the model saw a redacted entry
     section = raw.get("section")
     importance = raw.get("importance")

@@ -32,8 +32,9 @@ from typing import TYPE_CHECKING, Literal
 
 from vault_tools.curation import insights, similarity
 from vault_tools.errors import UsageError
+from vault_tools.notes import edit as note_edit
 from vault_tools.notes import model as notes
-from vault_tools.privacy import rules as privacy
+from vault_tools.privacy import sensitive
 
 if TYPE_CHECKING:
     from vault_tools.config import Config
@@ -214,7 +215,7 @@ def period_entries(vault: Path, period: Period, warnings: list[str]) -> list[not
 
 def usable(entry: notes.Entry) -> bool:
     """Whether a summary may draw from ``entry``: not private, no secret, not chatter."""
-    if entry.visibility == "private" or privacy.is_secret(entry.raw):
+    if entry.visibility == "private" or sensitive.is_secret(entry.raw):
         return False
     return insights.skip_reason(entry) is None
 
@@ -499,7 +500,7 @@ def render_summary(summary: Summary) -> str:
         f"notes: {summary.notes}",
         f"visibility: {summary.visibility}",
         "tags: [summary]",
-        f"generator: {notes.yaml_scalar(summary.generator)}",
+        f"generator: {note_edit.yaml_scalar(summary.generator)}",
         f"{HASH_KEY}: @",
         "---",
     ]

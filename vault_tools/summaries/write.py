@@ -32,6 +32,7 @@ from vault_tools.config import bot_folders, require_writable
 from vault_tools.curation import insights
 from vault_tools.errors import ConflictError, GitError, LLMError, UsageError
 from vault_tools.locks import HEARTBEAT_LOCK
+from vault_tools.notes import edit as note_edit
 from vault_tools.notes import model as notes
 from vault_tools.summaries.llm import model_bullets
 from vault_tools.summaries.text import (
@@ -224,7 +225,7 @@ def write_summary(
             raise ConflictError(f"{target}: changed while the summary was written; left as it is")
         return notes.split_lines(text)
 
-    notes.apply_edit(target, splice, create=True)
+    note_edit.apply_edit(target, splice, create=True)
     report.action = "written"
     if repo is not None:
         report.commit = commit_summary(repo, period, report, text)

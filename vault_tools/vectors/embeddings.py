@@ -3,7 +3,7 @@
 Privacy (DESIGN.md, privacy rule 4). An entry is sent only as :func:`sendable_text` says:
 ``#private`` (or ``visibility: private``) entries never, unless the endpoint is on this machine (a
 loopback address) *and* ``[embeddings] send_private = true``. To an endpoint elsewhere, everything
-goes through :func:`vault_tools.privacy.rules.redact` first (secrets, ids, card and account numbers,
+goes through :func:`vault_tools.privacy.sensitive.redact` first (secrets, ids, card and account numbers,
 phone numbers, addresses, health details become ``[REDACTED:kind]``). An endpoint on this machine
 takes nothing off it: a personal or shared entry goes to it with its sensitive details as written,
 or semantic recall could never find "Allergic to penicillin" for "which antibiotics should I
@@ -27,7 +27,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from vault_tools.config import EmbeddingsConfig
-from vault_tools.privacy import rules as privacy
+from vault_tools.privacy import sensitive
 
 __all__ = [
     "DEFAULT_BASE_URL",
@@ -72,8 +72,8 @@ def on_this_machine(settings: EmbeddingsConfig) -> bool:
 def _secrets_redacted(text: str) -> str:
     """``text`` with only its secrets (keys, passwords, tokens) replaced by ``[REDACTED:kind]``."""
     current = text
-    for _round in range(16):  # a removal can expose a neighbour, as in privacy.redact
-        secrets = [f for f in privacy.find_sensitive(current) if f.severity == "secret"]
+    for _round in range(16):  # a removal can expose a neighbour, as in sensitive.redact
+        secrets = [f for f in sensitive.find_sensitive(current) if f.severity == "secret"]
         if not secrets:
             return current
         parts, position = [], 0
@@ -81,7 +81,7 @@ def _secrets_redacted(text: str) -> str:
             parts += [current[position : finding.start], f"[REDACTED:{finding.kind}]"]
             position = finding.end
         current = "".join([*parts, current[position:]])
-    return "[REDACTED:secret]" if privacy.is_secret(current) else current
+    return "[REDACTED:secret]" if sensitive.is_secret(current) else current
 
 
 def redacted(text: str, visibility: str, settings: EmbeddingsConfig) -> str:
@@ -89,7 +89,7 @@ def redacted(text: str, visibility: str, settings: EmbeddingsConfig) -> str:
     sensitive details only to an endpoint on this machine, and never of a ``#private`` entry."""
     if visibility in ("personal", "shared") and on_this_machine(settings):
         return _secrets_redacted(text)
-    return privacy.redact(text)
+    return sensitive.redact(text)
 
 
 def may_send(visibility: str, settings: EmbeddingsConfig) -> bool:
