@@ -49,7 +49,8 @@ from vault_tools.index.index import Index  # noqa: E402
 from vault_tools.recall.fusion import DEFAULT_FUSION, Fusion  # noqa: E402
 from vault_tools.recall.ranking import DEFAULT_TUNING  # noqa: E402
 from vault_tools.recall.recall import Recaller  # noqa: E402
-from vault_tools.vectors.cache import VectorStore, fill_vault  # noqa: E402
+from vault_tools.vectors.cache import VectorStore  # noqa: E402
+from vault_tools.vectors.fill import fill_vault  # noqa: E402
 
 MODEL = "all-MiniLM-L6-v2"
 
@@ -205,9 +206,9 @@ class Recording(ModeRetriever):
 
     def search(self, query: str, limit: int) -> list[Any]:
         from vault_tools.recall import fusion
-        from vault_tools.vectors import cache as vectors
+        from vault_tools.vectors import search as vsearch
 
-        real, real_sims = fusion.fuse, vectors.VectorIndex.similarities
+        real, real_sims = fusion.fuse, vsearch.VectorIndex.similarities
         seen: list[Scored] = []
         sims: list[Any] = []
 
@@ -243,12 +244,12 @@ class Recording(ModeRetriever):
             real(candidates, cosines, mode, how)
 
         fusion.fuse = recording  # type: ignore[assignment]
-        vectors.VectorIndex.similarities = similarities  # type: ignore[method-assign, assignment]
+        vsearch.VectorIndex.similarities = similarities  # type: ignore[method-assign, assignment]
         try:
             hits = super().search(query, limit)
         finally:
             fusion.fuse = real
-            vectors.VectorIndex.similarities = real_sims  # type: ignore[method-assign]
+            vsearch.VectorIndex.similarities = real_sims  # type: ignore[method-assign]
         self.store[f"{self.vault}\n{query}"] = seen
         return hits
 

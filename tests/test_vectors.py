@@ -31,8 +31,11 @@ from vault_tools.index.index import Index
 from vault_tools.recall.query import vector_text
 from vault_tools.recall.recall import Recaller, recall
 from vault_tools.vectors import cache as vectors
+from vault_tools.vectors import fill as vfill
 from vault_tools.vectors import matrix as vector_matrix
-from vault_tools.vectors.cache import Doc, VectorStore, fill_vault, neighbour_table, store_path
+from vault_tools.vectors import search as vsearch
+from vault_tools.vectors.cache import Doc, VectorStore, neighbour_table, store_path
+from vault_tools.vectors.fill import fill_vault
 from vault_tools.vectors.matrix import load_matrix, matrix_files
 from vault_tools.watch.watcher import WatchOptions
 
@@ -225,7 +228,7 @@ def test_previous_turn_embeds_an_entry_again_when_the_turn_before_it_changes(
 @pytest.fixture
 def fast(monkeypatch: pytest.MonkeyPatch, notes: Path, server: LLMServer) -> Config:
     """A vault whose vector cache has its matrix file (written for a few rows, not only 512)."""
-    monkeypatch.setattr(vectors, "MATRIX_MIN_TAIL", 1)
+    monkeypatch.setattr(vsearch, "MATRIX_MIN_TAIL", 1)
     config = configure(notes, server)
     Index(config).ensure_current()
     assert fill_vault(config).error is None
@@ -257,7 +260,7 @@ def answers(config: Config) -> list[object]:
 def without_the_matrix(config: Config, monkeypatch: pytest.MonkeyPatch) -> list[object]:
     with monkeypatch.context() as patch:
         patch.setattr(vector_matrix, "load_matrix", lambda store: None)
-        patch.setattr(vectors, "MATRIX_MIN_TAIL", 10**9)
+        patch.setattr(vsearch, "MATRIX_MIN_TAIL", 10**9)
         return answers(config)
 
 
@@ -279,7 +282,7 @@ def test_recall_is_the_same_with_and_without_the_matrix_file(
 def test_rows_added_after_the_matrix_file_are_read_from_sqlite(
     fast: Config, server: LLMServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(vectors, "MATRIX_MIN_TAIL", 10**9)  # the matrix file stays as it is
+    monkeypatch.setattr(vsearch, "MATRIX_MIN_TAIL", 10**9)  # the matrix file stays as it is
     before = matrix_file(fast)
     write(fast.vault / "memory" / "2026-02-27.md", "---\ndate: 2026-02-27\n---\n- 08:00 Adopted a kitten\n")
     Index(fast).ensure_current()
@@ -576,7 +579,7 @@ def test_status_shows_the_error_the_watchers_worker_met(
     config = configure(notes, server)
     Index(config).ensure_current()
     server.push_embeddings(Reply(status=503))
-    worker = vectors.VectorWorker(config).start()
+    worker = vfill.VectorWorker(config).start()
     try:
         wait_for(lambda: worker.fills >= 1, "the worker's first fill")
     finally:
@@ -624,7 +627,7 @@ def test_doctor_reports_a_broken_cache_and_fix_drops_it(
 def test_the_watcher_embeds_new_entries_and_is_not_held_up_by_the_endpoint(
     notes: Path, server: LLMServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(vectors, "FILL_RETRY_SECONDS", 0.05)
+    monkeypatch.setattr(vfill, "FILL_RETRY_SECONDS", 0.05)
     config = configure(notes, server)
     held = threading.Event()
     server.push_embeddings(Reply(hold=held))  # the first fill hangs on the endpoint

@@ -291,7 +291,7 @@ def cmd_index(args: argparse.Namespace, out: Output) -> int:
     )
     config = idx.config
     if config.embeddings.configured:
-        from vault_tools.vectors.cache import fill_vault
+        from vault_tools.vectors.fill import fill_vault
 
         vectors = fill_vault(config, progress=progress)
         if vectors.error:

@@ -73,7 +73,7 @@ if TYPE_CHECKING:
     from vault_tools.index.scorer import BlockScorer
     from vault_tools.privacy.rules import Chat
     from vault_tools.recall.fusion import Fusion
-    from vault_tools.vectors.cache import SemanticSearch
+    from vault_tools.vectors.search import SemanticSearch
 
 __all__ = [
     "DEFAULT_TUNING",
@@ -469,7 +469,7 @@ class Recaller:
 
     def _query_vector(self, text: str, warnings: list[str]) -> list[float] | None:
         """The question's vector, or None with a warning saying why these are keyword results."""
-        from vault_tools.vectors.cache import SemanticSearch
+        from vault_tools.vectors.search import SemanticSearch
 
         if self._semantic is None:
             self._semantic = SemanticSearch(self.config)

@@ -61,7 +61,7 @@ from vault_tools.index.index import (
 from vault_tools.watch.service import RecallService
 
 if TYPE_CHECKING:
-    from vault_tools.vectors.cache import VectorWorker
+    from vault_tools.vectors.fill import VectorWorker
 
 log = logging.getLogger("vault_tools.watch.watcher")
 
@@ -639,7 +639,7 @@ def _vector_worker(config: Config) -> VectorWorker | None:
     """The thread that embeds what the watcher indexed (``[embeddings]`` configured), else None."""
     if not config.embeddings.configured:
         return None
-    from vault_tools.vectors.cache import VectorWorker
+    from vault_tools.vectors.fill import VectorWorker
 
     return VectorWorker(config)
 
