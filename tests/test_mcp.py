@@ -329,7 +329,7 @@ def test_mcp_is_not_imported_by_the_cli_or_the_library() -> None:
     import subprocess
 
     code = (
-        "import sys; from vault_tools import cli; from vault_tools.agents import transfer; from vault_tools.recall import recall; from vault_tools.agents import vault\n"
+        "import sys; from vault_tools import cli; from vault_tools.agents import importer as transfer; from vault_tools.recall import recall; from vault_tools.agents import vault\n"
         "try:\n    cli.main(['--help'])\nexcept SystemExit:\n    pass\n"
         "print('MCP=' + str('mcp' in sys.modules))"
     )
@@ -413,10 +413,10 @@ def test_doc_export_and_import_commands_parse() -> None:
 
 
 def test_doc_export_record_has_the_exported_keys(sample: Path) -> None:
-    from vault_tools.agents import transfer
+    from vault_tools.agents import export
 
     example = next(json.loads(b) for b in doc_blocks("json") if '"kind"' in b)
-    record = transfer.export_entries(load_config(sample, {})).entries[0]
+    record = export.export_entries(load_config(sample, {})).entries[0]
     assert list(example) == list(record)
 
 

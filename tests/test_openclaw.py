@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from vault_tools import cli
-from vault_tools.agents import transfer
+from vault_tools.agents import export
+from vault_tools.agents import importer as transfer
 from vault_tools.agents.context import build_context
 from vault_tools.agents.mcp import MemoryTools, RefusedError
 from vault_tools.agents.vault import init_vault
@@ -115,7 +116,7 @@ def test_one_file_under_both_names_is_read_once(workspace: Path, how: str) -> No
     found = hits(workspace, "Beancount bookkeeping")
     assert [h["path"] for h in found if h["source"] == "memory"] == ["MEMORY.md"]
     assert not any("memory.md" in str(h["also_in"]) for h in found)
-    exported = transfer.export_entries(config_of(workspace))
+    exported = export.export_entries(config_of(workspace))
     assert sum("Beancount" in r["text"] for r in exported.entries) == 1
 
 
@@ -125,7 +126,7 @@ def test_both_files_with_the_same_items_are_deduplicated(workspace: Path) -> Non
     found = hits(workspace, "Beancount bookkeeping")
     beancount = [h for h in found if "Beancount" in str(h["text"])]
     assert len(beancount) == 1  # the copy in memory.md collapses into the same hit
-    exported = transfer.export_entries(config_of(workspace))
+    exported = export.export_entries(config_of(workspace))
     texts = [r["text"] for r in exported.entries if r["kind"] == "memory"]
     assert texts.count("Moved the studio bookkeeping from spreadsheets to Beancount.") == 1
     assert "Mara's favourite clay body is B-Mix." in texts
@@ -134,13 +135,13 @@ def test_both_files_with_the_same_items_are_deduplicated(workspace: Path) -> Non
 
 
 def test_workspace_export_import_export(workspace: Path, tmp_path: Path) -> None:
-    first = transfer.export_entries(config_of(workspace))
+    first = export.export_entries(config_of(workspace))
     dump = tmp_path / "openclaw.jsonl"
-    transfer.write_export(first, dump, as_json=False)
+    export.write_export(first, dump, as_json=False)
     init_vault(tmp_path / "fresh")
     report = transfer.import_file(config_of(tmp_path / "fresh"), str(dump), commit=False)
     assert report.imported == len(first.entries) and report.warnings == []
-    second = transfer.export_entries(config_of(tmp_path / "fresh"))
+    second = export.export_entries(config_of(tmp_path / "fresh"))
 
     def comparable(records: list[dict[str, object]]) -> list[str]:
         # The session files' entries land in their day's note, and a note vault-tools creates carries

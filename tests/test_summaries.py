@@ -431,11 +431,12 @@ def test_a_chinese_week_reads_in_chinese(tmp_path: Path) -> None:
 
 
 def test_import_leaves_summaries_to_the_vaults_own_heartbeat(month: Path, tmp_path: Path) -> None:
-    from vault_tools.agents import transfer
+    from vault_tools.agents import export
+    from vault_tools.agents import importer as transfer
 
     run(month, "2026-W10")
     dump = tmp_path / "export.jsonl"
-    exported = transfer.export_entries(load_config(month))
+    exported = export.export_entries(load_config(month))
     write(dump, "\n".join(exported.jsonl()) + "\n")
     target = tmp_path / "target"
     (target / "memory").mkdir(parents=True)

@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from vault_tools.agents import transfer
+from vault_tools.agents import export, records
+from vault_tools.agents import importer as transfer
 from vault_tools.agents.vault import init_vault
 from vault_tools.config import Config, load_config
 from vault_tools.errors import UsageError, VaultError
@@ -46,7 +47,7 @@ def entries_of(config: Config, rel: str) -> list[notes.Entry]:
 
 def test_export_records_are_entries_without_their_trailing_tags(tmp_path: Path) -> None:
     config = sample_vault(tmp_path / "v")
-    result = transfer.export_entries(config)
+    result = export.export_entries(config)
     records = {(r["source"], r["line"]): r for r in result.entries}
     release = next(r for r in result.entries if r["text"].startswith("Atlas v0.9 released"))
     assert release == {
@@ -78,17 +79,17 @@ def test_export_records_are_entries_without_their_trailing_tags(tmp_path: Path) 
 
 def test_export_filters_by_date_and_chat(tmp_path: Path) -> None:
     config = sample_vault(tmp_path / "v")
-    week = transfer.export_entries(config, since=dt.date(2026, 11, 25), until=dt.date(2026, 11, 30))
+    week = export.export_entries(config, since=dt.date(2026, 11, 25), until=dt.date(2026, 11, 30))
     assert week.entries and all("2026-11-25" <= r["date"] <= "2026-11-30" for r in week.entries)
-    group = transfer.export_entries(config, chat="group")
+    group = export.export_entries(config, chat="group")
     assert group.entries and all(r["visibility"] == "shared" and r["kind"] != "memory" for r in group.entries)
     with pytest.raises(UsageError):
-        transfer.export_entries(config, chat="everyone")
+        export.export_entries(config, chat="everyone")
 
 
 def test_json_document_and_jsonl_hold_the_same_records(tmp_path: Path) -> None:
     config = sample_vault(tmp_path / "v")
-    result = transfer.export_entries(config)
+    result = export.export_entries(config)
     lines = [json.loads(line) for line in result.jsonl()]
     document = result.to_dict()
     assert document["format"] == "vault-tools/export" and document["count"] == len(lines)
@@ -101,7 +102,7 @@ def test_json_document_and_jsonl_hold_the_same_records(tmp_path: Path) -> None:
 
 def test_export_import_export_gives_the_same_entries(tmp_path: Path) -> None:
     source = sample_vault(tmp_path / "a")
-    first = transfer.export_entries(source)
+    first = export.export_entries(source)
     dump = tmp_path / "export.jsonl"
     dump.write_text("\n".join(first.jsonl()) + "\n", encoding="utf-8")
 
@@ -109,7 +110,7 @@ def test_export_import_export_gives_the_same_entries(tmp_path: Path) -> None:
     report = transfer.import_file(target, str(dump), commit=False)
     assert report.imported == len(first.entries) and report.duplicates == 0 and not report.skipped
     assert report.warnings == []
-    second = transfer.export_entries(target)
+    second = export.export_entries(target)
     assert without_place(second.entries) == without_place(first.entries)
 
     again = transfer.import_file(target, str(dump), commit=False)
@@ -300,7 +301,7 @@ def test_chat_log_imports_user_lines_only_by_default(tmp_path: Path) -> None:
             "content": [{"type": "text", "text": "My cat is called Miso"}, {"type": "image"}],
             "timestamp": 1777622700,
         },
-        {"role": "user", "content": "x" * (transfer.MAX_CHAT_CHARS + 1), "timestamp": 1777622800},
+        {"role": "user", "content": "x" * (records.MAX_CHAT_CHARS + 1), "timestamp": 1777622800},
         {"type": "session", "id": "abc"},
         {
             "type": "message",
@@ -314,7 +315,7 @@ def test_chat_log_imports_user_lines_only_by_default(tmp_path: Path) -> None:
     assert report.skipped == {
         "system-role message": 1,
         "assistant-role message": 1,
-        f"message over {transfer.MAX_CHAT_CHARS} characters": 1,
+        f"message over {records.MAX_CHAT_CHARS} characters": 1,
         "not a memory, entry or chat message": 1,
     }
     day = entries_of(config, "memory/2026-05-01.md")
@@ -383,7 +384,7 @@ def test_insert_into_section_cases() -> None:
 
 
 def test_split_trailing_tags() -> None:
-    split = transfer.split_trailing_tags
+    split = export.split_trailing_tags
     assert split("Shipped v2 #atlas #release") == ("Shipped v2", ["atlas", "release"])
     assert split("#atlas mid #x text") == ("#atlas mid #x text", [])
     assert split("Issue #123") == ("Issue #123", [])
@@ -483,7 +484,7 @@ def test_cli_export_and_import(tmp_path: Path, capsys: pytest.CaptureFixture[str
 def test_export_in_a_group_chat_environment_exports_only_shared(tmp_path: Path) -> None:
     sample_vault(tmp_path / "a")
     config = load_config(tmp_path / "a", {"VAULT_TOOLS_CHAT": "group"})
-    result = transfer.export_entries(config)
+    result = export.export_entries(config)
     assert result.chat == "group" and result.entries
     assert all(r["visibility"] == "shared" for r in result.entries)
 

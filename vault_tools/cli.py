@@ -351,7 +351,7 @@ def cmd_mcp(args: argparse.Namespace, out: Output) -> int:
 
 
 def cmd_export(args: argparse.Namespace, out: Output) -> int:
-    from vault_tools.agents.transfer import export_entries, write_export
+    from vault_tools.agents.export import export_entries, write_export
 
     if out.as_json and args.jsonl:
         raise UsageError("choose one of --json (one document) and --jsonl (one entry per line)")
@@ -372,7 +372,7 @@ def cmd_export(args: argparse.Namespace, out: Output) -> int:
 
 
 def cmd_import(args: argparse.Namespace, out: Output) -> int:
-    from vault_tools.agents.transfer import import_file
+    from vault_tools.agents.importer import import_file
 
     roles = [r for r in args.roles.split(",") if r.strip()]
     report = import_file(
