@@ -212,7 +212,7 @@ def test_recall_keeps_its_date_limits_over_an_index_edited_into_every_segment_sh
 
     It found that a segment without a dated entry has no day column (which broke every date
     filter of the block scorer), and that Whoosh's NumericRange matched every dated entry for a
-    window ending before 1911 (storage.split_ranges).
+    window ending before 1911 (whoosh_private.split_ranges).
     """
     from vault_tools.config import load_config
     from vault_tools.index.index import Index

@@ -1,4 +1,4 @@
-"""vault_tools.index.segment: a full build's segment, written faster, is byte for byte Whoosh's own."""
+"""vault_tools.index.whoosh_private.bulk_segment_writer: a full build's segment, written faster, is byte for byte Whoosh's own."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from whoosh.writing import SegmentWriter
 
 from vault_tools.index.documents import note_documents
 from vault_tools.index.index import F_TEXT, schema
-from vault_tools.index.segment import BulkSegmentWriter
+from vault_tools.index.whoosh_private import bulk_segment_writer
 from vault_tools.notes import model as notes
 
 SAMPLE = Path(__file__).resolve().parent.parent / "vault"
@@ -47,7 +47,7 @@ def sample_documents(tmp_path: Path) -> list[dict[str, Any]]:
 
 
 def segment_files(
-    tmp_path: Path, name: str, writer_class: type[Any], docs: list[dict[str, Any]]
+    tmp_path: Path, name: str, writer_class: Any, docs: list[dict[str, Any]]
 ) -> dict[str, bytes]:
     """The files of the one segment ``writer_class`` writes for ``docs``, by name.
 
@@ -67,7 +67,7 @@ def segment_files(
 def test_a_bulk_segment_is_byte_for_byte_what_whoosh_writes(tmp_path: Path) -> None:
     docs = sample_documents(tmp_path)
     whoosh_files = segment_files(tmp_path, "whoosh", SegmentWriter, docs)
-    bulk_files = segment_files(tmp_path, "bulk", BulkSegmentWriter, docs)
+    bulk_files = segment_files(tmp_path, "bulk", bulk_segment_writer, docs)
     assert {Path(name).suffix for name in whoosh_files} >= {".pst", ".trm", ".col"}
     assert bulk_files.keys() == whoosh_files.keys()
     assert [name for name in whoosh_files if bulk_files[name] != whoosh_files[name]] == []
@@ -76,4 +76,4 @@ def test_a_bulk_segment_is_byte_for_byte_what_whoosh_writes(tmp_path: Path) -> N
 def test_fields_it_cannot_write_are_refused(tmp_path: Path) -> None:
     ix = wi.create_in(str(tmp_path), fields.Schema(title=fields.TEXT(vector=True)))
     with pytest.raises(ValueError, match="title"):
-        BulkSegmentWriter(ix)
+        bulk_segment_writer(ix)

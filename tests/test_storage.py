@@ -16,7 +16,7 @@ import pytest
 
 from vault_tools.config import load_config
 from vault_tools.index.index import Index
-from vault_tools.index.storage import ViewFile
+from vault_tools.index.whoosh_private import ViewFile
 
 
 def test_view_file_reads_seeks_and_unpickles_without_copying(tmp_path: Path) -> None:
@@ -134,7 +134,7 @@ def test_a_warm_recaller_sees_edits_and_deletions_and_holds_only_live_segments(
 def test_whoosh_imports_without_its_unused_modules_and_the_stand_ins_call_the_real_ones() -> None:
     code = """
 import sys
-from vault_tools.index.storage import import_whoosh
+from vault_tools.index.whoosh_private import import_whoosh
 import_whoosh()
 import whoosh.query
 left_out = [m for m in ("urllib.request", "whoosh.lang.morph_en", "asyncio", "cached_property") if m in sys.modules]
@@ -159,7 +159,7 @@ def test_numeric_ranges_match_exactly_their_range(tmp_path: Path) -> None:
     from whoosh import fields, index
     from whoosh.query import NumericRange
 
-    from vault_tools.index.storage import import_whoosh, split_ranges
+    from vault_tools.index.whoosh_private import import_whoosh, split_ranges
 
     import_whoosh()
     rng = random.Random(5)

@@ -60,7 +60,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-from vault_tools.index.storage import import_whoosh
+from vault_tools.index.whoosh_private import import_whoosh
 
 import_whoosh()  # before the imports below: it leaves out what Whoosh imports and never uses
 
@@ -362,6 +362,9 @@ class CountedText(TEXT):  # type: ignore[misc]
     that. A plain string is analyzed as by ``TEXT``; the postings are the same either way. Keep
     it importable under this name (the schema is pickled into the index).
     """
+
+    #: What the bulk segment writer (:mod:`vault_tools.index.whoosh_private`) looks for.
+    takes_counts = True
 
     def index(self, value: Any, **kwargs: Any) -> Iterator[tuple[bytes, int, float, bytes]]:
         if not isinstance(value, dict):

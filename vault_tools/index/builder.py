@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from vault_tools.index import storage
+from vault_tools.index import storage, whoosh_private
 from vault_tools.index.analysis import ANALYZER_VERSION
 from vault_tools.index.documents import SCHEMA_VERSION, schema
 from vault_tools.index.manifest import (
@@ -130,11 +130,9 @@ class IndexBuilding(IndexWriting):
     ) -> dict[str, FileRecord]:
         from whoosh import index as wi
 
-        from vault_tools.index.segment import BulkSegmentWriter
-
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir()
-        writer = BulkSegmentWriter(wi.create_in(str(tmp), schema()), limitmb=BUILD_LIMIT_MB)
+        writer = whoosh_private.bulk_segment_writer(wi.create_in(str(tmp), schema()), limitmb=BUILD_LIMIT_MB)
         manifest: dict[str, FileRecord] = {}
         bar = progress_bar(sum(st.st_size for _path, st in on_disk.values()), progress, "indexing", "B")
         try:
@@ -255,8 +253,7 @@ def _parallel_build(
         report.warnings += result["warnings"]
         (tmp / f"result-{n}.pickle").unlink()
         (tmp / f"job-{n}.json").unlink()
-    wi.TOC(schema(), segments, 1).write(ix.storage, ix.indexname)
-    wi.clean_files(ix.storage, ix.indexname, 1, segments)
+    whoosh_private.write_segments(ix, schema(), segments)
     return manifest
 
 
@@ -307,15 +304,13 @@ def build_worker_main() -> None:
     """One worker of a parallel build (see above): ``python -c ... JOB.json``."""
     import pickle
 
-    from vault_tools.index.segment import BulkSegmentWriter
-
     # A worker keeps its segment's postings in memory until it writes them, then exits: the
     # cyclic garbage collector would only walk them again and again (~8% of a worker's time).
     gc.disable()
     job = json.loads(Path(sys.argv[1]).read_text())
     vault, index_dir = Path(job["vault"]), Path(job["index"])
     ix = storage.worker_storage(index_dir, job["n"]).open_index(schema=schema())
-    writer = BulkSegmentWriter(ix, _lk=False, limitmb=job["limit_mb"])
+    writer = whoosh_private.bulk_segment_writer(ix, lock=False, limitmb=job["limit_mb"])
     manifest: dict[str, list[Any]] = {}
     warnings: list[str] = []
     out = sys.stdout.buffer
@@ -334,11 +329,11 @@ def build_worker_main() -> None:
             manifest[rel] = file_record(st, note, add_note(writer, note, moving.document)).to_json()
             warnings += [str(w) for w in note.warnings]
             moving.finish()
-        segment = writer._finalize_segment() if writer.doc_count() else None
+        segment = whoosh_private.finish_worker_segment(writer)
     except BaseException:
         writer.cancel()
         raise
-    writer._finish()
+    whoosh_private.close_worker_writer(writer)
     result = {"segment": segment, "manifest": manifest, "warnings": warnings}
     with (index_dir / f"result-{job['n']}.pickle").open("wb") as handle:
         pickle.dump(result, handle)

@@ -20,7 +20,7 @@ from collections.abc import Container, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from vault_tools.index import storage
+from vault_tools.index import whoosh_private
 from vault_tools.index.analysis import CountedText, index_term_counts, text_analyzer
 from vault_tools.notes import model as notes
 
@@ -97,7 +97,7 @@ def schema() -> Any:
     """The schema, built once per process (an immutable description)."""
     global _SCHEMA
     if _SCHEMA is None:
-        storage.patch_whoosh()
+        whoosh_private.patch_whoosh()
         _SCHEMA = make_schema()
     return _SCHEMA
 

@@ -24,17 +24,13 @@ from __future__ import annotations
 
 import array
 import heapq
-import io
 import itertools
 import operator
-import pickle
-import struct
-import sys
-import zlib
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from itertools import accumulate
 from typing import Any
+
+from vault_tools.index import whoosh_private
 
 Scores = dict[int, float]
 
@@ -90,7 +86,7 @@ class BlockScorer:
     def __init__(self, searcher: Any, weighting: Any, previous: BlockScorer | None = None) -> None:
         self.searcher = searcher
         self.b_default = float(weighting.B)
-        self.b_fields: dict[str, float] = dict(getattr(weighting, "_field_B", {}))
+        self.b_fields: dict[str, float] = whoosh_private.bm25f_field_b(weighting)
         self.k1 = float(weighting.K1)
         self.leaves = [_leaf(reader, offset) for reader, offset in _leaf_readers(searcher)]
         keys = {leaf.key for leaf in self.leaves}
@@ -105,7 +101,6 @@ class BlockScorer:
         cls, searcher: Any, fields: Iterable[str], previous: BlockScorer | None = None
     ) -> BlockScorer | None:
         """A scorer for ``searcher``, or None when its weighting or fields are not plain BM25F."""
-        from whoosh.codec.whoosh3 import W3TermsReader
         from whoosh.scoring import BM25F
 
         weighting = searcher.weighting
@@ -114,7 +109,7 @@ class BlockScorer:
         if any(not searcher.schema[name].scorable for name in fields):
             return None
         readers = [reader for reader, _offset in _leaf_readers(searcher)]
-        if not all(isinstance(getattr(r, "_terms", None), W3TermsReader) for r in readers):
+        if not all(whoosh_private.reads_whoosh3_postings(r) for r in readers):
             return None
         return cls(searcher, weighting, previous)
 
@@ -158,7 +153,7 @@ class BlockScorer:
                     del total[docnum]
         for leaf in self.leaves:
             if leaf.reader.has_deletions():
-                for docnum in leaf.reader.deleted_docs_set:
+                for docnum in whoosh_private.deleted_docs(leaf.reader):
                     total.pop(docnum + leaf.offset, None)
         return total
 
@@ -178,7 +173,7 @@ class BlockScorer:
         scores: Scores = {}
         for leaf in self.leaves:
             lengths = self._lengths(leaf, fieldname)
-            for ids, weights in _blocks(leaf.reader, fieldname, tbytes):
+            for ids, weights in whoosh_private.posting_blocks(leaf.reader, fieldname, tbytes):
                 lbytes = map(lengths.__getitem__, ids)
                 if weights is None:
                     values: Iterable[float] = map(tables[1.0].__getitem__, lbytes)
@@ -282,10 +277,10 @@ class BlockScorer:
         return table
 
     def _lengths(self, leaf: _Leaf, fieldname: str) -> bytes:
-        return self._segment_table(leaf, fieldname, _length_bytes)  # type: ignore[no-any-return]
+        return self._segment_table(leaf, fieldname, whoosh_private.length_bytes)  # type: ignore[no-any-return]
 
     def _day_column(self, leaf: _Leaf) -> array.array[int]:
-        return self._segment_table(leaf, "day", _column_values)  # type: ignore[no-any-return]
+        return self._segment_table(leaf, "day", whoosh_private.column_values)  # type: ignore[no-any-return]
 
     def days(self) -> array.array[int]:
         """The ``day`` column of every document, indexed by global document number."""
@@ -325,71 +320,3 @@ def _leaf_readers(searcher: Any) -> list[tuple[Any, int]]:
 
 def _leaf(reader: Any, offset: int) -> _Leaf:
     return _Leaf(reader, offset, (str(reader.segment().segment_id()), int(reader.doc_count_all())))
-
-
-def _blocks(reader: Any, fieldname: str, tbytes: bytes) -> Iterator[tuple[Sequence[int], Any]]:
-    """(ids, weights) of each posting block of a term in one segment; none if it is absent.
-
-    ``weights`` is None (all 1.0), one float (all the same) or a sequence, as Whoosh stores them.
-    The block layout is ``W3LeafMatcher._goto``'s: a signed int (the block's length, negative for
-    the last block), the pickled block info, then the (maybe zlib-compressed) pickled data tuple
-    of delta-encoded ids, weights and values. Read here in one slice per block instead of the
-    ~20 small reads of Whoosh's ``read_pickle``.
-    """
-    from whoosh.codec.whoosh3 import WHOOSH3_HEADER_MAGIC
-    from whoosh.reading import TermNotFound
-
-    terms = reader._terms
-    try:
-        info = terms.term_info(fieldname, tbytes)
-    except TermNotFound:
-        return
-    if info.is_inlined():
-        ids, weights, _values = info.inlined_postings()
-        yield ids, weights
-        return
-    postfile = terms._postfile
-    start, _length = info.extent()
-    if bytes(postfile.get(start, 4)) != WHOOSH3_HEADER_MAGIC:
-        raise ValueError(f"not a Whoosh 3 posting list at {start} of {fieldname}:{tbytes!r}")
-    position = start + 4
-    while True:
-        (length,) = _BLOCK_LENGTH.unpack(bytes(postfile.get(position, 4)))
-        chunk = bytes(postfile.get(position + 4, abs(length)))
-        stream = io.BytesIO(chunk)
-        compression = pickle.load(stream)[3]
-        data = chunk[stream.tell() :]
-        ids, weights, _values = pickle.loads(zlib.decompress(data) if compression else data)
-        yield list(accumulate(ids)), weights
-        if length < 0:
-            return
-        position += 4 + length
-
-
-_BLOCK_LENGTH = struct.Struct("!i")
-
-
-def _length_bytes(reader: Any, fieldname: str) -> bytes:
-    """Whoosh's one-byte encoded length of ``fieldname`` for each document of a segment."""
-    from whoosh.codec.whoosh3 import LENGTHS_COLUMN, _lenfield
-    from whoosh.util.numeric import length_to_byte
-
-    doccount = int(reader.doc_count_all())
-    column = reader._perdoc._cached_reader(_lenfield(fieldname), LENGTHS_COLUMN)
-    if column is None:  # Whoosh scores such a field with length 1
-        return bytes([length_to_byte(1)]) * doccount
-    stored = bytes(column._dbfile.get(column._basepos, column._count))
-    return stored + bytes(doccount - len(stored))
-
-
-def _column_values(reader: Any, fieldname: str) -> array.array[int]:
-    """A fixed-width numeric column of a segment as the stored (sortable) integers."""
-    doccount = int(reader.doc_count_all())
-    column = reader.column_reader(fieldname, translate=False)
-    raw = array.array(reader.schema[fieldname].column_type._typecode)
-    if hasattr(column, "_dbfile"):  # a segment where no document has the field stores no column
-        raw.frombytes(bytes(column._dbfile.get(column._basepos, column._count * raw.itemsize)))
-        if sys.byteorder == "little":  # columns are stored big-endian ("!")
-            raw.byteswap()
-    raw.extend([int(column._default)] * (doccount - len(raw)))
-    return raw

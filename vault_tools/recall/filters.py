@@ -56,44 +56,16 @@ def privacy_parts(chat: Chat, include_private: bool = False) -> tuple[Any, Any]:
     return (query, None) if chosen is allowed else (None, query)
 
 
-_REQUIRE_CLASS: Any = None
-
-
 def require(scored: Any, required: Any) -> Any:
     """``scored`` restricted to documents that match ``required``, scored by ``scored`` alone.
 
     Whoosh's own ``Require`` trips an assertion in ``RequireMatcher.skip_to_quality`` when the
-    block-quality skip lands both sides on the same document; this one checks first.
+    block-quality skip lands both sides on the same document; this one checks first
+    (:func:`vault_tools.index.whoosh_private.safe_require`).
     """
-    global _REQUIRE_CLASS
-    if _REQUIRE_CLASS is None:
-        _REQUIRE_CLASS = _require_class()
-    return _REQUIRE_CLASS(scored, required)
+    from vault_tools.index import whoosh_private
 
-
-def _require_class() -> Any:
-    from whoosh.matching.wrappers import RequireMatcher
-    from whoosh.query import Require
-
-    class SafeRequireMatcher(RequireMatcher):  # type: ignore[misc]
-        def skip_to_quality(self, minquality: float) -> int:
-            skipped = int(self.a.skip_to_quality(minquality))
-            if self.a.is_active() and self.b.is_active() and self.a.id() != self.b.id():
-                self.child._find_next()
-            return skipped
-
-    class SafeRequire(Require):  # type: ignore[misc]
-        def matcher(self, searcher: Any, context: Any = None) -> Any:
-            scored_m = self.a.matcher(searcher, context)
-            if not scored_m.is_active():
-                return scored_m  # nothing to restrict: do not read a year of date postings
-            required_m = self.b.matcher(searcher, searcher.boolean_context())
-            return SafeRequireMatcher(scored_m, required_m)
-
-    return SafeRequire
-
-
-_AND_NOT_CLASS: Any = None
+    return whoosh_private.safe_require(scored, required)
 
 
 def and_not(positive: Any, negative: Any) -> Any:
@@ -101,45 +73,12 @@ def and_not(positive: Any, negative: Any) -> Any:
 
     Whoosh's ``AndNotMatcher`` lets the first positive match through unchecked (it only compares
     the two sides when they start on the same document) and reads the id of an exhausted positive
-    matcher after a block-quality skip (IndexError); this one fixes both.
+    matcher after a block-quality skip (IndexError); this one fixes both
+    (:func:`vault_tools.index.whoosh_private.safe_and_not`).
     """
-    global _AND_NOT_CLASS
-    if _AND_NOT_CLASS is None:
-        _AND_NOT_CLASS = _and_not_class()
-    return _AND_NOT_CLASS(positive, negative)
+    from vault_tools.index import whoosh_private
 
-
-def _and_not_class() -> Any:
-    from whoosh.matching.binary import AndNotMatcher
-    from whoosh.query import AndNot
-
-    class SafeAndNotMatcher(AndNotMatcher):  # type: ignore[misc]
-        # Whoosh's _find_first only looks at the exclusion side when both sides happen to start
-        # on the same document, so a first positive match that is excluded leaked through.
-        def _find_first(self) -> None:
-            if self.a.is_active() and self.b.is_active():
-                self._find_next()
-
-        def _find_next(self) -> bool:
-            if not self.a.is_active():
-                return False
-            return bool(super()._find_next())
-
-        def skip_to_quality(self, minquality: float) -> int:
-            skipped = int(self.a.skip_to_quality(minquality))
-            if self.a.is_active():
-                self._find_next()
-            return skipped
-
-    class SafeAndNot(AndNot):  # type: ignore[misc]
-        def matcher(self, searcher: Any, context: Any = None) -> Any:
-            positive = self.a.matcher(searcher, context)
-            if not positive.is_active():
-                return positive
-            negative = self.b.matcher(searcher, searcher.boolean_context())
-            return SafeAndNotMatcher(positive, negative)
-
-    return SafeAndNot
+    return whoosh_private.safe_and_not(positive, negative)
 
 
 @dataclass(frozen=True)

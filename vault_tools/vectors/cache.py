@@ -489,11 +489,13 @@ def turns_before(
 
 
 def deleted_docs(searcher: Any) -> list[int]:
+    from vault_tools.index import whoosh_private
+
     return [
         offset + d
         for reader, offset in segment_leaves(searcher)
         if reader.has_deletions()
-        for d in reader.deleted_docs_set
+        for d in whoosh_private.deleted_docs(reader)
     ]
 
 
