@@ -14,7 +14,7 @@ from vault_tools.agents.context import build_context
 from vault_tools.config import load_config
 from vault_tools.errors import UsageError
 from vault_tools.notes import model as notes
-from vault_tools.recall.timewords import dates_named
+from vault_tools.recall.named_dates import dates_named
 from vault_tools.recall.upcoming import CACHE_VERSION, dates_of, find_upcoming, next_date
 
 D = dt.date

@@ -5,7 +5,7 @@ Design. A line names a day in one of three ways, all read by :func:`dates_of`:
 * an inline field a person or a plugin set: ``[due:: 2026-03-14]`` (also ``date``, ``deadline``,
   ``scheduled``, ``when``, ``start``) or the Obsidian Tasks plugin's ``📅 2026-03-14``;
 * a date written out: ``2026-03-14``, ``March 14``, ``14 March 2027``, ``3月14日``;
-* words resolved against the note's own date (:func:`vault_tools.recall.timewords.dates_named`):
+* words resolved against the note's own date (:func:`vault_tools.recall.named_dates.dates_named`):
   "tomorrow" written on 2026-03-09 is 2026-03-10, "next Wednesday", "on Friday", "明天", "下周三".
 
 A weekday alone names a day of every week, not a date: "Friday deploys are banned" is a rule,
@@ -133,7 +133,7 @@ class UpcomingResult:
 
 def dates_of(entry: notes.Entry) -> list[tuple[dt.date, str]]:
     """Every (day, phrase) ``entry`` names (see the module docstring), in order, without repeats."""
-    from vault_tools.recall.timewords import dates_named
+    from vault_tools.recall.named_dates import dates_named
 
     first_line = entry.raw.split("\n", 1)[0]
     if DONE_TASK.match(first_line):
@@ -168,7 +168,7 @@ def _lines(entry: notes.Entry) -> list[str]:
     """The lines of ``entry`` that dates are read from (links, code and Tasks dates left out)."""
     lines = LINK_OR_CODE.sub(" ", TASKS_EMOJI.sub(" ", entry.text)).split("\n")
     if lines and entry.raw.lstrip().startswith(("- [ ]", "* [ ]", "+ [ ]")):
-        lines[0] = "- [ ] " + lines[0]  # the open-task rule of timewords reads the marker
+        lines[0] = "- [ ] " + lines[0]  # the open-task rule of named_dates reads the marker
     return lines
 
 
@@ -188,7 +188,7 @@ def is_yearly(entry: notes.Entry) -> bool:
 
 def yearly_dates(entry: notes.Entry) -> list[tuple[int, int, str]]:
     """(month, day, phrase) of each calendar day a yearly item names (see the module docstring)."""
-    from vault_tools.recall.timewords import dates_named
+    from vault_tools.recall.named_dates import dates_named
 
     if not is_yearly(entry):
         return []
