@@ -47,8 +47,8 @@ from llm_server import LLMServer  # noqa: E402
 from vault_tools.config import Config, load_config  # noqa: E402
 from vault_tools.index.index import Index  # noqa: E402
 from vault_tools.recall.fusion import DEFAULT_FUSION, Fusion  # noqa: E402
-from vault_tools.recall.ranking import DEFAULT_TUNING  # noqa: E402
 from vault_tools.recall.recall import Recaller  # noqa: E402
+from vault_tools.recall.tuning import DEFAULT_TUNING  # noqa: E402
 from vault_tools.vectors.cache import VectorStore  # noqa: E402
 from vault_tools.vectors.fill import fill_vault  # noqa: E402
 

@@ -41,8 +41,8 @@ sys.path.insert(0, str(HERE.parent))
 
 from vault_tools.config import load_config  # noqa: E402
 from vault_tools.index.index import Index  # noqa: E402
-from vault_tools.recall.ranking import DEFAULT_TUNING, Tuning  # noqa: E402
 from vault_tools.recall.recall import Recaller  # noqa: E402
+from vault_tools.recall.tuning import DEFAULT_TUNING, Tuning  # noqa: E402
 
 KS = [5, 10, 20, 50]
 DEFAULT_LOCOMO = HERE.parent.parent / "shared" / "locomo"

@@ -55,8 +55,8 @@ from vault_tools.config import Config, load_config  # noqa: E402
 from vault_tools.index.analysis import query_terms, tokenize  # noqa: E402
 from vault_tools.index.index import Index  # noqa: E402
 from vault_tools.notes.model import read_vault  # noqa: E402
-from vault_tools.recall.ranking import DEFAULT_TUNING, Tuning  # noqa: E402
 from vault_tools.recall.recall import Recaller  # noqa: E402
+from vault_tools.recall.tuning import DEFAULT_TUNING, Tuning  # noqa: E402
 from vault_tools.watch import service  # noqa: E402
 
 K = 10

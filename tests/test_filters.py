@@ -8,8 +8,8 @@ import datetime as dt
 import pytest
 
 from vault_tools.recall.filters import resolve_window
-from vault_tools.recall.ranking import Tuning
 from vault_tools.recall.timewords import DateWindow
+from vault_tools.recall.tuning import Tuning
 
 D = dt.date
 WORDS = DateWindow(D(2026, 3, 9), D(2026, 3, 15), "last week")

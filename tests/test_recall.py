@@ -14,9 +14,9 @@ from vault_tools.config import Config, load_config
 from vault_tools.errors import UsageError
 from vault_tools.index.index import Index
 from vault_tools.recall.query import noise_reason, parse_query
-from vault_tools.recall.ranking import Tuning
 from vault_tools.recall.recall import Recaller, recall
 from vault_tools.recall.results import Hit, RecallResult, highlight_spans, mark
+from vault_tools.recall.tuning import Tuning
 from vault_tools.tokens import count_tokens
 
 AS_OF = dt.date(2026, 3, 2)  # a Monday
@@ -615,14 +615,14 @@ def test_recall_still_exports_the_names_it_had_before_the_split() -> None:
     """recall.py was split into query, filters, ranking and results; code that imported these from
     vault_tools.recall.recall keeps working and gets the very same objects."""
     import vault_tools.recall.recall as recall_module
-    from vault_tools.recall import query, ranking, results
+    from vault_tools.recall import query, results, tuning
 
     moved = {
         "Hit": results.Hit,
         "RecallResult": results.RecallResult,
         "highlight_spans": results.highlight_spans,
-        "Tuning": ranking.Tuning,
-        "DEFAULT_TUNING": ranking.DEFAULT_TUNING,
+        "Tuning": tuning.Tuning,
+        "DEFAULT_TUNING": tuning.DEFAULT_TUNING,
         "parse_query": query.parse_query,
     }
     assert {name: getattr(recall_module, name, None) for name in moved} == moved

@@ -20,8 +20,8 @@ from helpers import write
 from vault_tools.config import load_config
 from vault_tools.index.index import Index, neighbours
 from vault_tools.notes.model import read_note
-from vault_tools.recall.ranking import DEFAULT_TUNING, Tuning
 from vault_tools.recall.recall import Recaller
+from vault_tools.recall.tuning import DEFAULT_TUNING, Tuning
 
 AS_OF = dt.date(2026, 6, 30)
 

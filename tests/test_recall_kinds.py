@@ -13,8 +13,8 @@ from helpers import write
 from vault_tools.config import Config, load_config
 from vault_tools.index.index import Index
 from vault_tools.recall.query import STOP_WORDS_ONLY
-from vault_tools.recall.ranking import DEFAULT_TUNING
 from vault_tools.recall.recall import Recaller
+from vault_tools.recall.tuning import DEFAULT_TUNING
 
 AS_OF = dt.date(2026, 3, 12)  # a Thursday
 

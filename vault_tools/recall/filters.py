@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from vault_tools.index.scorer import BlockScorer, DocFilter
     from vault_tools.privacy.rules import Chat
-    from vault_tools.recall.ranking import Tuning
     from vault_tools.recall.timewords import DateWindow
+    from vault_tools.recall.tuning import Tuning
 
 __all__ = ["Filters", "Window", "and_not", "filter_query", "privacy_parts", "require", "resolve_window"]
 

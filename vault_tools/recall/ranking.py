@@ -4,7 +4,7 @@ A query's terms are OR-ed over an entry's text, its neighbours' text (backing of
 :func:`keyword_clauses`), its section heading, its tags and its speaker (BM25F with per-field
 boosts, scored by :mod:`vault_tools.index.scorer`). The best :attr:`Tuning.pool` hits are then
 re-scored: ``bm25 x coordination x recency x importance x source x window`` (:func:`rescore`).
-Every constant is in :class:`Tuning`, chosen on ``bench/locomo_bench.py`` and
+Every constant is in :class:`vault_tools.recall.tuning.Tuning`, chosen on ``bench/locomo_bench.py`` and
 ``bench/recall_bench.py``, which sweep them.
 """
 
@@ -22,12 +22,11 @@ if TYPE_CHECKING:
     from vault_tools.index.scorer import Clause
     from vault_tools.recall.filters import Window
     from vault_tools.recall.query import ParsedQuery
+    from vault_tools.recall.tuning import Tuning
 
 __all__ = [
-    "DEFAULT_TUNING",
     "Candidate",
     "KeywordPart",
-    "Tuning",
     "backoff_chars",
     "day_of",
     "demote_superseded",
@@ -45,74 +44,6 @@ __all__ = [
     "spread_days",
     "term_weight",
 ]
-
-
-@dataclass(frozen=True)
-class Tuning:
-    """Ranking constants (chosen on ``bench/retrieval_set.py``; the benchmark sweeps them).
-
-    ``window_mode`` says what a time phrase in the question does: ``"exact"`` filters by the
-    window as read; ``"pad"`` filters by the window widened by ``pad_before``/``pad_after`` days;
-    ``"rank"`` does not filter; ``"pad+rank"`` (the default) merges a padded-window search with an
-    unwindowed one. Every mode multiplies a hit ``d`` days outside the window by
-    ``max(outside_floor, outside_window ** d)``.
-    """
-
-    pool: int = 30  # hits re-ranked per search: max(pool, 2 * limit + 10)
-    bm25_b: float = 0.3  # length normalisation (Whoosh BM25F's B): entries are one-liners
-    bm25_k1: float = 1.2
-    text_boost: float = 1.0
-    section_boost: float = 0.3
-    before_boost: float = 0.4  # the entry before it (a question this entry answers)
-    after_boost: float = 0.3  # the entry after it
-    context_terms: int = 2  # query terms the neighbours must share for a hit that matches only through them
-    context_floor: float = 0.35  # ... and the share of the best direct match's score it must reach
-    speaker_boost: float = 1.0  # a name in the query that is who says an entry ("**Name**: ...")
-    later_speaker: float = 0.5  # a later name's speaker boost (the first is the subject; "X and Y": both are)
-    speaker_text_factor: float = 0.3  # the other branches of such a name are scaled by this
-    answer_factor: float = 0.8  # the share of a question's score the entry right after it (its answer) gets
-    answer_top: int = 10  # ... for the questions among this many best hits
-    tag_boost: float = 0.6
-    tag_max_share: float = 0.02
-    coordination: float = 0.3  # weight of the share of the query's terms a hit has
-    recency_weight: float = 0.25  # when the question has time words
-    recency_weight_untimed: float = 0.05  # when it has none: most questions about the past are not about now
-    importance_weight: float = 0.4
-    memory_boost: float = 1.1
-    window_mode: str = "pad+rank"
-    pad_before: int = 1
-    pad_after: int = 3
-    outside_window: float = 0.8  # per day outside the word window
-    outside_floor: float = 0.35  # the least a strong match far outside the word window keeps
-    wide_pool: int = 0  # hits of the unwindowed search: max(wide_pool, limit + 5)
-    char_backoff: float = (
-        0.0  # a character of a Chinese query's words on its own (backoff_chars); off: see README
-    )
-    char_max: int = 4
-    char_word_df: int = 2  # ... of a query bigram in at most this many entries
-    char_max_share: float = 0.01  # ... when the character ends a run in at most this share of entries
-    time_word_weight: float = 0.3  # a named period of the question's time phrase, as a term
-    chatter_weight: float = 0.3  # a long query's terms outside its last turn (query.ParsedQuery.long)
-    weak_outside_window: float = 0.97  # a long query's window: per day outside it ...
-    weak_outside_floor: float = 0.85  # ... and the least a hit far outside keeps
-    question_factor: float = 0.7  # an entry that only asks ("What genres do you enjoy?") is no evidence
-    latest_ratio: float = (
-        0.5  # a question about now: same-subject hits within this of the best go newest first
-    )
-    superseded_factor: float = 0.5  # a MEMORY item another hit says it supersedes ([supersedes:: m-…])
-    day_repeat: float = 0.6  # a question across days: each earlier hit of the same day scales a hit by this
-    event_time: bool = True  # an entry that tells of a time inside the window counts as inside it
-    duplicate_overlap: float = 0.75
-    duplicate_overlap_linked: float = 0.45
-    hit_overhead_tokens: int = 16  # path, line, date and JSON keys around each hit's text
-    browse_pool: int = 500
-    # A question about a period and nothing else ("what happened last week?", "上个月做了什么"):
-    # the summary of exactly that period first, a shorter one inside it next (summaries.py).
-    summary_period: float = 1.5
-    summary_inside: float = 1.2
-
-
-DEFAULT_TUNING = Tuning()
 
 
 #: One OR branch of a query's keywords: (field, term, boost).

@@ -50,10 +50,8 @@ from vault_tools.errors import UsageError
 from vault_tools.recall.filters import Filters, Window, filter_query, resolve_window
 from vault_tools.recall.query import ParsedQuery, parse_query, vector_text
 from vault_tools.recall.ranking import (
-    DEFAULT_TUNING,
     Candidate,
     KeywordPart,
-    Tuning,
     demote_superseded,
     keyword_clauses,
     keyword_parts,
@@ -67,6 +65,7 @@ from vault_tools.recall.ranking import (
     term_weight,
 )
 from vault_tools.recall.results import Hit, RecallResult, highlight_spans, shape
+from vault_tools.recall.tuning import DEFAULT_TUNING, Tuning
 
 if TYPE_CHECKING:
     from vault_tools.index.index import Index

@@ -18,7 +18,8 @@ from vault_tools.recall.ranking import day_of
 from vault_tools.tokens import count_tokens, truncate_to_tokens
 
 if TYPE_CHECKING:
-    from vault_tools.recall.ranking import Candidate, Tuning
+    from vault_tools.recall.ranking import Candidate
+    from vault_tools.recall.tuning import Tuning
 
 __all__ = ["Hit", "RecallResult", "collapse_duplicates", "highlight_spans", "mark", "shape", "to_hit"]
 
