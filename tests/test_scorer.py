@@ -149,18 +149,18 @@ def session(config: Config) -> Iterator[Recaller]:
 
 
 def test_the_fixture_has_several_segments_with_deletions(session: Recaller) -> None:
-    readers = [reader for reader, _offset in session._searcher.reader().leaf_readers()]
+    readers = [reader for reader, _offset in session.warm.searcher.reader().leaf_readers()]
     assert len(readers) >= 2
     assert any(reader.has_deletions() for reader in readers)
     assert any(not reader.has_column(ix.F_DAY) for reader in readers), "no segment without a day column"
-    assert session._block_scorer() is not None
+    assert session.warm.block_scorer() is not None
 
 
 @pytest.mark.parametrize("chat", ["direct", "group", "unknown"])
 @pytest.mark.parametrize("query", QUERIES)
 def test_blocks_and_matchers_find_the_same_hits(session: Recaller, query: str, chat: str) -> None:
-    searcher = session._searcher
-    scorer = session._block_scorer()
+    searcher = session.warm.searcher
+    scorer = session.warm.block_scorer()
     assert scorer is not None
     parsed = parse_query(query, AS_OF)
     window = resolve_window(None, None, parsed.window, session.tuning)
@@ -187,8 +187,8 @@ def test_date_windows_match_the_numeric_range(
     session: Recaller, since: str | None, until: str | None
 ) -> None:
     """Open and closed windows, narrow and wide, keep what Whoosh's NumericRange keeps."""
-    searcher = session._searcher
-    scorer = session._block_scorer()
+    searcher = session.warm.searcher
+    scorer = session.warm.block_scorer()
     assert scorer is not None
     lo = dt.date.fromisoformat(since) if since else None
     hi = dt.date.fromisoformat(until) if until else None
@@ -201,7 +201,7 @@ def test_date_windows_match_the_numeric_range(
 
 
 def test_ties_go_to_the_lower_document_number(session: Recaller) -> None:
-    scorer = session._block_scorer()
+    scorer = session.warm.block_scorer()
     assert scorer is not None
     scores = {7: 1.0, 3: 1.0, 9: 2.0, 5: 1.0, 1: 0.5}
     assert scorer.top(scores, 3) == [(9, 2.0), (3, 1.0), (5, 1.0)]
@@ -211,7 +211,7 @@ def test_ties_go_to_the_lower_document_number(session: Recaller) -> None:
 
 def test_a_filter_that_rejects_the_best_still_fills_the_top(session: Recaller) -> None:
     """Only the lowest-scored documents pass: the top-k must look past the first candidates."""
-    scorer = session._block_scorer()
+    scorer = session.warm.block_scorer()
     assert scorer is not None
     scores = {d: float(d) for d in range(1000)}
     kept = frozenset(range(5))
@@ -223,7 +223,7 @@ def test_a_filter_that_rejects_the_best_still_fills_the_top(session: Recaller) -
 def test_other_weightings_fall_back_to_the_matchers(session: Recaller) -> None:
     from whoosh.scoring import TF_IDF
 
-    searcher = session._searcher
+    searcher = session.warm.searcher
     original = searcher.weighting
     try:
         searcher.weighting = TF_IDF()
@@ -235,7 +235,7 @@ def test_other_weightings_fall_back_to_the_matchers(session: Recaller) -> None:
 def test_the_scorer_is_rebuilt_for_a_new_searcher_and_reuses_segment_tables(config: Config) -> None:
     with Recaller(config, catch_up="never") as recaller:
         recaller.recall("atlas last week", as_of=AS_OF)
-        first = recaller._block_scorer()
+        first = recaller.warm.block_scorer()
         assert first is not None and first._tables
         path = config.vault / "memory" / "2026-03-31.md"
         write(path, "---\ndate: 2026-03-31\n---\n- 10:00 atlas zyzzyva brand new entry\n")
@@ -243,7 +243,7 @@ def test_the_scorer_is_rebuilt_for_a_new_searcher_and_reuses_segment_tables(conf
             index.update([path])
         result = recaller.recall("zyzzyva", as_of=AS_OF)
         assert [hit.text for hit in result.results] == ["atlas zyzzyva brand new entry"]
-        second = recaller._block_scorer()
+        second = recaller.warm.block_scorer()
         assert second is not None and second is not first
         shared = set(first._tables) & set(second._tables)
         assert shared, "tables of unchanged segments should carry over"

@@ -13,9 +13,9 @@ Design. A query goes through four steps, each in its own module.
    Whoosh's matchers the fallback), then ``bm25 × coordination × recency × importance × source ×
    window`` over the best :data:`Tuning.pool` hits.
    With ``[embeddings]`` configured (``--mode semantic|hybrid``), the entries most similar to the
-   question within the same filters join the candidates and :mod:`vault_tools.recall.fusion` ranks them
-   (:mod:`vault_tools.vectors.cache`); when the endpoint fails the answer is the keyword one, with a
-   warning, after at most ``query_timeout_seconds``.
+   question within the same filters join the candidates (:mod:`vault_tools.recall.semantic`) and
+   :mod:`vault_tools.recall.fusion` ranks them; when the endpoint fails the answer is the keyword
+   one, with a warning, after at most ``query_timeout_seconds``.
 4. *Shaping* (:mod:`vault_tools.recall.results`): near-duplicates collapse into the better hit, and hits
    are added in rank order while their estimated tokens fit ``max_tokens``.
 
@@ -31,17 +31,15 @@ score. On ``bench/retrieval_set.py`` this beats the exact window, padding alone 
 alone (see ``bench/recall_bench.py``). Explicit ``--since``/``--until`` are hard limits of both
 searches and are never padded.
 
-Warm use. :class:`Recaller` keeps one Whoosh searcher open across calls and refreshes it when
-the index has new commits (``s = s.refresh()``); the MCP server holds one. :func:`recall` is the
-one-shot form the CLI uses: it catches the index up with the files first and says ``stale``
-when it could not.
+Warm use. :class:`Recaller` keeps one Whoosh searcher open across calls
+(:class:`vault_tools.recall.warm.WarmSearcher`) and refreshes it when the index has new commits
+(``s = s.refresh()``); the MCP server holds one. :func:`recall` is the one-shot form the CLI
+uses: it catches the index up with the files first and says ``stale`` when it could not.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import math
-import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -65,14 +63,15 @@ from vault_tools.recall.ranking import (
     term_weight,
 )
 from vault_tools.recall.results import Hit, RecallResult, highlight_spans, shape
+from vault_tools.recall.semantic import SemanticBranch, checked_mode
 from vault_tools.recall.tuning import DEFAULT_TUNING, Tuning
+from vault_tools.recall.warm import WarmSearcher
 
 if TYPE_CHECKING:
     from vault_tools.index.index import Index
     from vault_tools.index.scorer import BlockScorer
     from vault_tools.privacy.rules import Chat
     from vault_tools.recall.fusion import Fusion
-    from vault_tools.vectors.search import SemanticSearch
 
 __all__ = [
     "DEFAULT_TUNING",
@@ -94,6 +93,38 @@ def _as_date(value: str | dt.date | None, as_of: dt.date, *, end: bool) -> dt.da
     if not value.strip():
         return None
     return parse_when(value, as_of, end=end)
+
+
+def _described(
+    chat: Chat,
+    since: dt.date | None,
+    until: dt.date | None,
+    tags: tuple[str, ...],
+    parsed: ParsedQuery,
+    window: Window,
+    tuning: Tuning,
+) -> dict[str, Any]:
+    """The filters a search applied, as ``--json`` reports them."""
+    words = parsed.window
+    return {
+        "chat": chat,
+        "since": since.isoformat() if since else None,
+        "until": until.isoformat() if until else None,
+        "tags": list(tags),
+        "time_phrase": words.phrase if words else None,
+        "window": (
+            {
+                "since": words.since.isoformat() if words.since else None,
+                "until": words.until.isoformat() if words.until else None,
+                "searched_since": window.since.isoformat() if window.since else None,
+                "searched_until": window.until.isoformat() if window.until else None,
+                "mode": "weak" if window.weak else tuning.window_mode,
+            }
+            if words
+            else None
+        ),
+        "keywords": list(parsed.terms),
+    }
 
 
 class Recaller:
@@ -118,20 +149,11 @@ class Recaller:
         fusion: Fusion | None = None,
     ) -> None:
         from vault_tools.index.index import Index
-        from vault_tools.index.lines import LineTable
 
         self.config = config
         self.tuning = tuning
-        self.fusion = fusion
-        self._semantic: SemanticSearch | None = None
-        self.catch_up = catch_up
-        self.index = index if index is not None else Index(config)
-        self._lines = LineTable(self.index.dir)  # where entries whose documents were kept are now
-        self._searcher: Any = None
-        self._scorer: BlockScorer | None = None
-        self._speaker_names: tuple[Any, list[str]] | None = None  # (searcher, who says entries)
-        self._last_catch_up = -math.inf
-        self._stale_reason: str | None = None
+        self.semantic = SemanticBranch(config, fusion)
+        self.warm = WarmSearcher(index if index is not None else Index(config), catch_up, self.semantic.close)
         self._used_mode = "keyword"
 
     def __enter__(self) -> Recaller:
@@ -141,49 +163,8 @@ class Recaller:
         self.close()
 
     def close(self) -> None:
-        self._scorer = None
-        if self._semantic is not None:
-            self._semantic.close()
-            self._semantic = None
-        searcher, self._searcher = self._searcher, None
-        if searcher is not None:
-            searcher.close()
-
-    def _due(self) -> bool:
-        if self.catch_up in ("auto", "always"):
-            # Also with a live watcher: trusting it missed an edit saved inside its debounce
-            # window, and said stale: false (the served path waits for the watcher instead).
-            return True
-        if self.catch_up == "never":
-            return False
-        return time.monotonic() - self._last_catch_up >= float(self.catch_up)
-
-    def _prepare(self, warnings: list[str]) -> bool:
-        """Catch up (when due) and return a current searcher; True when results may be stale."""
-        stale = False
-        if self._due():
-            report = self.index.ensure_current()
-            self._last_catch_up = time.monotonic()
-            warnings.extend(report.warnings)
-            self._stale_reason = report.stale_reason if report.stale else None
-            if report.changed or report.rebuilt:
-                self.close()
-        if self._stale_reason:
-            stale = True
-            warnings.append(f"results may be stale: {self._stale_reason}")
-        if self._searcher is not None:
-            try:
-                self._searcher = self._searcher.refresh()
-            except Exception:  # the index was swapped by a rebuild: open it again
-                self.close()
-        if self._searcher is None:
-            from whoosh.scoring import BM25F
-
-            self._searcher = self.index.open_searcher()
-            # Whoosh reads the weighting from the top searcher for every query (refresh keeps it).
-            self._searcher.weighting = BM25F(B=self.tuning.bm25_b, K1=self.tuning.bm25_k1)
-        self._lines.refresh()  # after the searcher: a table newer than it moves nothing wrongly
-        return stale
+        self.semantic.close()
+        self.warm.close()
 
     def recall(
         self,
@@ -221,8 +202,9 @@ class Recaller:
             dict.fromkeys([*(t.lstrip("#").lower() for t in tags if t.strip("# ")), *parsed.tags])
         )
         window = resolve_window(since_, until_, parsed.window, self.tuning, weak=parsed.long)
-        filters = self._filters(chat_, since_, until_, wanted_tags, parsed, window, today, limit_, budget)
-        mode_ = self._mode(mode)
+        filters = _described(chat_, since_, until_, wanted_tags, parsed, window, self.tuning)
+        filters.update(as_of=today.isoformat(), limit=limit_, max_tokens=budget)
+        mode_ = checked_mode(mode, self.config.embeddings.configured)
         if self.config.embeddings.configured:
             filters["mode"] = mode_
         result = RecallResult(query, filters, False, [], [], list(parsed.terms))
@@ -235,69 +217,17 @@ class Recaller:
                 "(check --since/--until against the time words in the query)"
             )
             return result
-        result.stale = self._prepare(result.warnings)
+        result.stale = self.warm.prepare(result.warnings, self.tuning)
         ranked = self._search(
             parsed, chat_, window, wanted_tags, today, limit_, include_private, mode_, result.warnings
         )
         if self.config.embeddings.configured and mode_ != "keyword":
             filters["mode"] = self._used_mode
-            if self._semantic is not None:
-                result.warnings.extend(self._semantic.warnings)
-                self._semantic.warnings.clear()
+            result.warnings.extend(self.semantic.warnings)
+            self.semantic.warnings.clear()
         hits = shape(ranked, limit_, budget, explain, result.warnings, self.tuning)
         result.results = hits
         return result
-
-    def _mode(self, mode: str | None) -> str:
-        configured = self.config.embeddings.configured
-        if mode is None:
-            return "hybrid" if configured else "keyword"
-        from vault_tools.recall.fusion import MODES
-
-        if mode not in MODES:
-            raise UsageError(f"--mode must be one of {', '.join(MODES)}, got {mode!r}")
-        if mode != "keyword" and not configured:
-            raise UsageError(
-                f"--mode {mode} needs an embeddings endpoint: set [embeddings] model (and base_url) "
-                "in .vault-tools/config.toml (see the README, Semantic recall)"
-            )
-        return mode
-
-    def _filters(
-        self,
-        chat: Chat,
-        since: dt.date | None,
-        until: dt.date | None,
-        tags: tuple[str, ...],
-        parsed: ParsedQuery,
-        window: Window,
-        as_of: dt.date,
-        limit: int,
-        budget: int,
-    ) -> dict[str, Any]:
-        words = parsed.window
-        return {
-            "chat": chat,
-            "since": since.isoformat() if since else None,
-            "until": until.isoformat() if until else None,
-            "tags": list(tags),
-            "time_phrase": words.phrase if words else None,
-            "window": (
-                {
-                    "since": words.since.isoformat() if words.since else None,
-                    "until": words.until.isoformat() if words.until else None,
-                    "searched_since": window.since.isoformat() if window.since else None,
-                    "searched_until": window.until.isoformat() if window.until else None,
-                    "mode": "weak" if window.weak else self.tuning.window_mode,
-                }
-                if words
-                else None
-            ),
-            "keywords": list(parsed.terms),
-            "as_of": as_of.isoformat(),
-            "limit": limit,
-            "max_tokens": budget,
-        }
 
     def _search(
         self,
@@ -314,13 +244,13 @@ class Recaller:
         from vault_tools.index import index as ix
 
         tuning = self.tuning
-        searcher = self._searcher
+        searcher = self.warm.searcher
         parts = keyword_parts(parsed, tuning, searcher)
         self._used_mode = "keyword"
         query_vector = None
         if mode != "keyword" and parts:
-            query_vector = self._query_vector(
-                vector_text(parsed.focus_text or parsed.keywords or parsed.text, self._speakers()),
+            query_vector = self.semantic.query_vector(
+                vector_text(parsed.focus_text or parsed.keywords or parsed.text, self.warm.speakers()),
                 warnings if warnings is not None else [],
             )
         filters = filter_query(chat, window.since, window.until, tags, include_private)
@@ -329,7 +259,7 @@ class Recaller:
             results = searcher.search(
                 filters.restrict(None), limit=max(tuning.browse_pool, limit), sortedby=ix.F_DAY, reverse=True
             )
-            candidates = [Candidate(self._lines.fix(dict(hit.fields())), 1.0) for hit in results]
+            candidates = [Candidate(self.warm.lines.fix(dict(hit.fields())), 1.0) for hit in results]
             if window.core_since is not None and window.core_until is not None:
                 candidates += self._period_summaries(filters, {hit.docnum for hit in results})
         else:
@@ -338,7 +268,7 @@ class Recaller:
                 if window.wide
                 else None
             )
-            scorer = self._block_scorer()
+            scorer = self.warm.block_scorer()
             every: dict[int, float] = {}
             if scorer is not None:
                 found = self._score_in_blocks(scorer, parts, filters, wide, pool, limit, every)
@@ -346,9 +276,11 @@ class Recaller:
                 found = self._score_with_matchers(keyword_query(parts), filters, wide, pool, limit)
             cosines: dict[int, float] | None = None
             if query_vector is not None and scorer is not None:
-                cosines = self._similar(scorer, query_vector, filters, wide, pool, limit, mode, found, every)
+                cosines = self.semantic.similar(
+                    self.warm, scorer, query_vector, filters, wide, pool, limit, mode, found, every
+                )
             candidates = [
-                Candidate(self._lines.fix(dict(searcher.stored_fields(d))), score)
+                Candidate(self.warm.lines.fix(dict(searcher.stored_fields(d))), score)
                 for d, score in found.items()
             ]
             # Only with candidates: Whoosh's idf takes log(0) in an empty index (a fresh `init`).
@@ -368,9 +300,7 @@ class Recaller:
                 candidate, as_of=as_of, half_life=half_life, window=window, tuning=tuning, browsing=not parts
             )
         if parts and cosines is not None:
-            from vault_tools.recall.fusion import DEFAULT_FUSION, fuse
-
-            fuse(candidates, list(cosines.values()), mode, self.fusion or DEFAULT_FUSION)
+            self.semantic.fuse(candidates, cosines, mode)
             self._used_mode = mode
         # Ties (a browse scores every hit alike) go newest first, then in file order.
         candidates.sort(
@@ -394,15 +324,17 @@ class Recaller:
 
         from vault_tools.index import index as ix
 
-        results = self._searcher.search(filters.restrict(Term(ix.F_KIND, "summary")), limit=None)
+        results = self.warm.searcher.search(filters.restrict(Term(ix.F_KIND, "summary")), limit=None)
         return [
-            Candidate(self._lines.fix(dict(hit.fields())), 1.0) for hit in results if hit.docnum not in seen
+            Candidate(self.warm.lines.fix(dict(hit.fields())), 1.0)
+            for hit in results
+            if hit.docnum not in seen
         ]
 
     def _fetcher(self, filters: Filters) -> Callable[[str], dict[str, Any] | None]:
         """The stored fields of an entry by id, None when it is gone or ``filters`` leave it out."""
-        searcher = self._searcher
-        scorer = self._block_scorer()
+        searcher = self.warm.searcher
+        scorer = self.warm.block_scorer()
         doc_filter = filters.doc_filter(scorer) if scorer is not None else None
 
         def fetch(entry_id: str) -> dict[str, Any] | None:
@@ -414,20 +346,9 @@ class Recaller:
                     return None
             elif not searcher.search(filters.restrict(_id_query(entry_id)), limit=1):
                 return None
-            return self._lines.fix(dict(searcher.stored_fields(docnum)))
+            return self.warm.lines.fix(dict(searcher.stored_fields(docnum)))
 
         return fetch
-
-    def _block_scorer(self) -> BlockScorer | None:
-        """The scorer of the current searcher (None: Whoosh's matchers must score this index)."""
-        from vault_tools.index import index as ix
-        from vault_tools.index.scorer import BlockScorer
-
-        scorer = self._scorer
-        if scorer is None or scorer.searcher is not self._searcher:
-            fields = (ix.F_TEXT, ix.F_BEFORE, ix.F_AFTER, ix.F_SPEAKER, ix.F_SECTION, ix.F_TAGS)
-            scorer = self._scorer = BlockScorer.for_searcher(self._searcher, fields, previous=scorer)
-        return scorer
 
     def _score_in_blocks(
         self,
@@ -442,7 +363,7 @@ class Recaller:
         """Docnum -> BM25F of the best ``pool`` hits in the window, then (``wide``) the best
         ``limit + 5`` without it, from one pass over the postings (all of them into ``every``)."""
         tuning = self.tuning
-        clauses = keyword_clauses(parts, self._searcher)
+        clauses = keyword_clauses(parts, self.warm.searcher)
         scores = scorer.scores(
             clauses, backoff_terms=tuning.context_terms, backoff_floor=tuning.context_floor
         )
@@ -456,67 +377,6 @@ class Recaller:
                 found.setdefault(docnum, score)
         return found
 
-    def _speakers(self) -> list[str]:
-        """Who says entries in this index ("**Name**: ..."), as the speaker field holds them."""
-        from vault_tools.index import index as ix
-
-        searcher = self._searcher
-        if self._speaker_names is None or self._speaker_names[0] is not searcher:
-            names = [str(t) for t in searcher.reader().field_terms(ix.F_SPEAKER)]
-            self._speaker_names = (searcher, names)
-        return self._speaker_names[1]
-
-    def _query_vector(self, text: str, warnings: list[str]) -> list[float] | None:
-        """The question's vector, or None with a warning saying why these are keyword results."""
-        from vault_tools.vectors.search import SemanticSearch
-
-        if self._semantic is None:
-            self._semantic = SemanticSearch(self.config)
-        vector, problem = self._semantic.query_vector(text)
-        if problem is not None:
-            warnings.append(f"semantic search skipped: {problem}; these are keyword results")
-        return vector
-
-    def _similar(
-        self,
-        scorer: BlockScorer,
-        query_vector: list[float],
-        filters: Filters,
-        wide: Filters | None,
-        pool: int,
-        limit: int,
-        mode: str,
-        found: dict[int, float],
-        every: dict[int, float],
-    ) -> dict[int, float] | None:
-        """Add the most similar entries within the filters to ``found`` (their BM25F from
-        ``every``, 0 without a query word); docnum -> cosine of every candidate, in ``found``'s order.
-        None when there are no vectors to search (a warning says why)."""
-        from vault_tools.recall.fusion import DEFAULT_FUSION
-        from vault_tools.vectors.cache import deleted_docs
-
-        assert self._semantic is not None
-        try:
-            vectors = self._semantic.index()
-        except ImportError:
-            self._semantic.warnings.append(
-                "semantic search needs numpy: pip install 'vault-tools[embeddings]'; these are keyword results"
-            )
-            return None
-        sims = vectors.similarities(self._searcher, query_vector, self._lines)
-        fusion = self.fusion or DEFAULT_FUSION
-        if fusion.neighbour_weight > 0:
-            sims = vectors.with_neighbours(self._searcher, sims, fusion.neighbour_weight, self._lines)
-        deleted = deleted_docs(self._searcher)
-        if mode == "semantic":
-            found.clear()
-        near = vectors.top(sims, scorer, filters.doc_filter(scorer), deleted, pool)
-        if wide is not None:
-            near += vectors.top(sims, scorer, wide.doc_filter(scorer), deleted, limit + 5)
-        for docnum, _cosine in near:
-            found.setdefault(docnum, every.get(docnum, 0.0))
-        return {d: (float(sims[d]) if sims[d] == sims[d] else 0.0) for d in found}
-
     def _score_with_matchers(
         self, keywords: Any, filters: Filters, wide: Filters | None, pool: int, limit: int
     ) -> dict[int, float]:
@@ -527,10 +387,10 @@ class Recaller:
         term is under the threshold (``CombinationMatcher.max_quality`` takes the max of the
         terms where a union's bound is their sum), losing the best multi-term hits.
         """
-        found = dict(_top_hits(self._searcher, filters.restrict(keywords), pool))
+        found = dict(_top_hits(self.warm.searcher, filters.restrict(keywords), pool))
         if wide is not None:
             for docnum, score in _top_hits(
-                self._searcher, wide.restrict(keywords), max(self.tuning.wide_pool, limit + 5)
+                self.warm.searcher, wide.restrict(keywords), max(self.tuning.wide_pool, limit + 5)
             ):
                 found.setdefault(docnum, score)  # only strong outside matches can rank
         return found
