@@ -35,7 +35,7 @@ def checked_mode(mode: str | None, configured: bool) -> str:
     if mode != "keyword" and not configured:
         raise UsageError(
             f"--mode {mode} needs an embeddings endpoint: set [embeddings] model (and base_url) "
-            "in .vault-tools/config.toml (see the README, Semantic recall)"
+            "in .vault-tools/config.toml (see docs/semantic-recall.md)"
         )
     return mode
 
