@@ -191,7 +191,7 @@ def test_the_metadata_is_what_a_package_index_shows(built: Built) -> None:
     ] == list(SUPPORTED)
 
 
-def test_the_sdist_holds_the_sample_vault_licence_and_changelog(built: Built) -> None:
+def test_the_sdist_holds_the_sample_vault_licence_changelog_and_docs(built: Built) -> None:
     with tarfile.open(built.sdist) as archive:
         names = {name.split("/", 1)[1] for name in archive.getnames() if "/" in name}
     expected = {
@@ -200,7 +200,8 @@ def test_the_sdist_holds_the_sample_vault_licence_and_changelog(built: Built) ->
         if p.is_file()
     }
     assert expected <= names
-    assert {"LICENSE", "CHANGELOG.md", "README.md", "tests/conftest.py"} <= names
+    assert {"LICENSE", "CHANGELOG.md", "README.md", "tests/conftest.py", "mkdocs.yml"} <= names
+    assert {f"docs/{p.name}" for p in (ROOT / "docs").glob("*.md")} <= names  # the site builds from the sdist
     with zipfile.ZipFile(built.wheel) as wheel:
         packaged = {n for n in wheel.namelist() if n.startswith("vault_tools/sample_vault/")}
     assert packaged == {n.replace("vault/", "vault_tools/sample_vault/", 1) for n in expected}
