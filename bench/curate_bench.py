@@ -77,17 +77,18 @@ def in_process_schedule(root: Path, first: dt.date, last: dt.date, cadence: int)
 
 @contextmanager
 def rules_changed(overrides: dict[str, Any]) -> Iterator[None]:
-    """The heartbeat's rules with ``overrides`` for the duration of one row."""
-    original = heartbeat.load_rules
+    """The heartbeat's rules with ``overrides`` for the duration of one row (the heartbeat's
+    run and its summaries both read them through ``load_rules``)."""
+    original = insights.load_rules
 
     def changed(config: Config, warnings: list[str] | None = None) -> insights.Rules:
         return dataclasses.replace(original(config, warnings), **overrides)
 
-    heartbeat.load_rules = changed  # type: ignore[assignment]
+    insights.load_rules = changed  # type: ignore[assignment]
     try:
         yield
     finally:
-        heartbeat.load_rules = original  # type: ignore[assignment]
+        insights.load_rules = original  # type: ignore[assignment]
 
 
 def run_row(

@@ -35,6 +35,8 @@ if TYPE_CHECKING:
 
 STATE_DIR = ".vault-tools"
 CONFIG_FILE = "config.toml"
+HEARTBEAT_DIR = "heartbeat"  # under the state folder: the heartbeat's state, journal and run records
+HEARTBEAT_JOURNAL = "journal.json"  # there: the changes a run wrote and has not committed yet
 CACHE_NAME = "vault-tools"  # under $XDG_CACHE_HOME: the state of vaults that cannot be written
 UNSAFE_IN_NAME = re.compile(r"[^\w.-]+")
 
@@ -180,6 +182,12 @@ class Config:
 
     def today(self) -> dt.date:
         return self.now().date()
+
+
+def heartbeat_dir(config: Config) -> Path:
+    """The heartbeat's state folder. Here, not in the heartbeat, because sync reads its journal too:
+    a change the bot wrote and has not committed is the bot's, never the person's to commit."""
+    return config.state_dir / HEARTBEAT_DIR
 
 
 def resolve_vault(arg: str | None, env: Mapping[str, str] | None = None, cwd: Path | None = None) -> Path:

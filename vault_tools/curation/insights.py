@@ -70,6 +70,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Literal
 
+from vault_tools.config import CONFIG_FILE, STATE_DIR, Config, read_config_file
 from vault_tools.curation import salience
 from vault_tools.curation.similarity import (
     CJK_CHAR,
@@ -748,3 +749,11 @@ def within(value: float, threshold: float) -> bool:
 
 def inline_tags(raw: str) -> list[str]:
     return [m.group(1) for m in TAG.finditer(raw)]
+
+
+def load_rules(config: Config, warnings: list[str] | None = None) -> Rules:
+    """The ``[rules]`` table of ``.vault-tools/config.toml`` (see :class:`Rules`)."""
+    # The vault's own settings, also when its state lives in the cache (a read-only vault).
+    data, _warnings = read_config_file(config.vault / STATE_DIR / CONFIG_FILE)
+    table = data.get("rules")
+    return Rules.from_mapping(table, warnings) if isinstance(table, dict) else Rules()

@@ -101,10 +101,10 @@ def changed_paths(repo: VaultRepo) -> list[str]:
 
 def waiting_bot_paths(config: Config) -> set[str]:
     """Vault-relative files of heartbeat changes an interrupted run wrote but has not committed."""
-    from vault_tools.heartbeat.state import JOURNAL_FILE, heartbeat_dir
+    from vault_tools.config import HEARTBEAT_JOURNAL, heartbeat_dir
 
     try:
-        journal = json.loads((heartbeat_dir(config) / JOURNAL_FILE).read_text(encoding="utf-8"))
+        journal = json.loads((heartbeat_dir(config) / HEARTBEAT_JOURNAL).read_text(encoding="utf-8"))
         return {str(op["path"]) for change in journal.get("changes", []) for op in change.get("ops", [])}
     except (OSError, ValueError, AttributeError, KeyError, TypeError):
         return set()
@@ -172,7 +172,7 @@ def bot_summary(rel: str, data: bytes) -> bool:
     the bot commits it, a person's edit makes it theirs."""
     if not rel.startswith("memory/summaries/"):
         return False
-    from vault_tools.summaries.text import edited_by_a_person
+    from vault_tools.notes.generated import edited_by_a_person
 
     try:
         return not edited_by_a_person(data.decode("utf-8"))

@@ -72,8 +72,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vault_tools import locks
-from vault_tools.config import Config, HeartbeatConfig, bot_folders, require_writable
-from vault_tools.curation.insights import Rules
+from vault_tools.config import (
+    HEARTBEAT_JOURNAL,
+    Config,
+    HeartbeatConfig,
+    bot_folders,
+    heartbeat_dir,
+    require_writable,
+)
+from vault_tools.curation import insights
 from vault_tools.errors import GitError, UsageError, VaultError
 from vault_tools.feedback import SILENT, Bar, Feedback
 from vault_tools.heartbeat.commits import (
@@ -148,15 +155,12 @@ from vault_tools.heartbeat.report import (
     Skip,
 )
 from vault_tools.heartbeat.state import (
-    HEARTBEAT_DIR,
-    JOURNAL_FILE,
     LAST_RUN_FILE,
     LOCK_NAME,
     RUNS_LOG,
     STATE_FILE,
     STATE_VERSION,
     State,
-    heartbeat_dir,
     last_run,
     read_json,
     rebuild_registry,
@@ -210,21 +214,11 @@ def make_context(
         as_of=options.as_of or config.today(),
         days=days,
         threshold=threshold,
-        rules=load_rules(config, warnings),
+        rules=insights.load_rules(config, warnings),
         settings=settings,
         use_llm=options.use_llm,
         feedback=feedback,
     )
-
-
-def load_rules(config: Config, warnings: list[str] | None = None) -> Rules:
-    """The ``[rules]`` table of ``.vault-tools/config.toml`` (see :class:`vault_tools.curation.insights.Rules`)."""
-    from vault_tools.config import CONFIG_FILE, STATE_DIR, read_config_file
-
-    # The vault's own settings, also when its state lives in the cache (a read-only vault).
-    data, _warnings = read_config_file(config.vault / STATE_DIR / CONFIG_FILE)
-    table = data.get("rules")
-    return Rules.from_mapping(table, warnings) if isinstance(table, dict) else Rules()
 
 
 def not_due(config: Config, state: State, now: dt.datetime) -> str | None:
@@ -436,7 +430,7 @@ def resume(
     ctx: Context, state: State, committer: Committer, report: HeartbeatReport, step: Progress
 ) -> list[Change]:
     """Finish what an interrupted run planned; returns the changes still waiting for a commit."""
-    journal = read_json(heartbeat_dir(ctx.config) / JOURNAL_FILE)
+    journal = read_json(heartbeat_dir(ctx.config) / HEARTBEAT_JOURNAL)
     if not journal:
         return []
     changes = [Change.from_dict(c) for c in journal.get("changes", [])]
@@ -472,7 +466,7 @@ def finish(
         state.last_success = ctx.config.now().isoformat(timespec="seconds")
         state.backlog = report.deferred
     state.save(ctx.config, keep_after=ctx.start - dt.timedelta(days=31))
-    journal = heartbeat_dir(ctx.config) / JOURNAL_FILE
+    journal = heartbeat_dir(ctx.config) / HEARTBEAT_JOURNAL
     if uncommitted:
         write_json(journal, {"version": STATE_VERSION, "changes": [c.to_dict() for c in uncommitted]})
         report.pending_commits = len(uncommitted)
@@ -483,7 +477,7 @@ def finish(
 
 def write_journal(config: Config, changes: Sequence[Change], plan: Plan) -> None:
     write_json(
-        heartbeat_dir(config) / JOURNAL_FILE,
+        heartbeat_dir(config) / HEARTBEAT_JOURNAL,
         {
             "version": STATE_VERSION,
             "changes": [c.to_dict() for c in changes],
@@ -570,7 +564,7 @@ def dry_run(ctx: Context, report: HeartbeatReport, started: float) -> HeartbeatR
             if problem:
                 report.warnings.append(problem)
         rebuild_registry(repo, state)
-        journal = read_json(heartbeat_dir(ctx.config) / JOURNAL_FILE)
+        journal = read_json(heartbeat_dir(ctx.config) / HEARTBEAT_JOURNAL)
         pending = [Change.from_dict(c) for c in (journal or {}).get("changes", [])]
         sim = Simulation(ctx.vault, lambda path: repo.read_head(path) if repo is not None else None)
         for change in pending:
@@ -595,8 +589,6 @@ __all__ = [
     "BLOCK_ANYWHERE",
     "BLOCK_AT_END",
     "DEFAULT_HEADINGS",
-    "HEARTBEAT_DIR",
-    "JOURNAL_FILE",
     "LAST_RUN_FILE",
     "LOCK_NAME",
     "MEMORY_INITIAL",
@@ -644,13 +636,11 @@ __all__ = [
     "gather",
     "hashes_of",
     "heading_category",
-    "heartbeat_dir",
     "is_item",
     "item_line",
     "item_text",
     "last_run",
     "line_with_block",
-    "load_rules",
     "locate",
     "make_context",
     "memory_headings",

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from vault_tools.config import Config
+from vault_tools.config import Config, heartbeat_dir
 from vault_tools.heartbeat.edits import item_text
 from vault_tools.heartbeat.report import HeartbeatReport
 from vault_tools.locks import HEARTBEAT_LOCK
@@ -22,9 +22,7 @@ if TYPE_CHECKING:  # git is imported only when a run needs it
     from vault_tools.git.repository import VaultRepo
 
 
-HEARTBEAT_DIR = "heartbeat"
 STATE_FILE = "state.json"
-JOURNAL_FILE = "journal.json"
 LAST_RUN_FILE = "last-run.json"
 RUNS_LOG = "runs.jsonl"
 STATE_VERSION = 1
@@ -33,10 +31,6 @@ LOCK_NAME = HEARTBEAT_LOCK
 
 # ---------------------------------------------------------------------------------------------
 # State and journal (disposable: the files are the truth; the state is rebuilt from git if lost)
-
-
-def heartbeat_dir(config: Config) -> Path:
-    return config.state_dir / HEARTBEAT_DIR
 
 
 def read_json(path: Path) -> dict[str, Any] | None:

@@ -23,7 +23,6 @@ where the entry has a block id, else ``[[2026-03-10#Work|Mar 10]]`` to its headi
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -34,13 +33,13 @@ from vault_tools.curation import insights, similarity
 from vault_tools.errors import UsageError
 from vault_tools.notes import edit as note_edit
 from vault_tools.notes import model as notes
+from vault_tools.notes.generated import HASH_KEY, content_hash
 from vault_tools.privacy import sensitive
 
 if TYPE_CHECKING:
     from vault_tools.config import Config
 
 SUMMARY_DIR = "memory/summaries"
-HASH_KEY = "generated_hash"
 SectionKey = Literal["decisions", "events", "lessons", "preferences", "open"]
 SECTIONS: tuple[SectionKey, ...] = ("decisions", "events", "lessons", "preferences", "open")
 SECTION_OF_CATEGORY: dict[str, SectionKey] = {
@@ -512,22 +511,3 @@ def render_summary(summary: Summary) -> str:
             body += [bullet_line(b, summary.language) for b in members]
     text = "\n".join([*front, *body]) + "\n"
     return text.replace(f"{HASH_KEY}: @", f"{HASH_KEY}: {content_hash(text)}", 1)
-
-
-HASH_LINE = re.compile(rf"^{HASH_KEY}:[^\n]*\n?", re.MULTILINE)
-
-
-def content_hash(text: str) -> str:
-    """The hash of a summary's text without its ``generated_hash`` line."""
-    return hashlib.sha256(HASH_LINE.sub("", text, count=1).encode("utf-8")).hexdigest()[:16]
-
-
-def recorded_hash(text: str) -> str | None:
-    match = re.search(rf"^{HASH_KEY}:[ \t]*([0-9a-f]+)[ \t]*\r?$", text, re.MULTILINE)
-    return match[1] if match else None
-
-
-def edited_by_a_person(text: str) -> bool:
-    """A summary whose text no longer matches the hash the bot recorded (or that has none)."""
-    recorded = recorded_hash(text)
-    return recorded is None or recorded != content_hash(text)

@@ -34,6 +34,7 @@ from vault_tools.errors import ConflictError, GitError, LLMError, UsageError
 from vault_tools.locks import HEARTBEAT_LOCK
 from vault_tools.notes import edit as note_edit
 from vault_tools.notes import model as notes
+from vault_tools.notes.generated import edited_by_a_person
 from vault_tools.summaries.llm import model_bullets
 from vault_tools.summaries.text import (
     SUMMARY_DIR,
@@ -42,7 +43,6 @@ from vault_tools.summaries.text import (
     Summary,
     build_summary,
     closed_periods,
-    edited_by_a_person,
     last_closed,
     last_closed_week,
     period_entries,
@@ -395,7 +395,7 @@ def write_missing(
 def summarize(config: Config, options: Options | None = None) -> SummaryReport:
     """``vault-tools summarize``: the summary of one closed week or month (default: the last week)."""
     from vault_tools import locks
-    from vault_tools.heartbeat.run import load_rules
+    from vault_tools.curation.insights import load_rules
 
     options = options or Options()
     as_of = options.as_of or config.today()
