@@ -109,7 +109,8 @@ def main(argv: list[str] | None = None) -> int:
     from vault_tools.heartbeat.run import Options as BeatOptions
     from vault_tools.heartbeat.run import run_heartbeat
     from vault_tools.recall.upcoming import find_upcoming
-    from vault_tools.summaries.write import Options, Period, summarize
+    from vault_tools.summaries.text import Period
+    from vault_tools.summaries.write import Options, summarize
 
     vault = prepare(args.out, args.entries)
     rows: list[tuple[str, str, str]] = []

@@ -26,6 +26,7 @@ from vault_tools import cli, locks
 from vault_tools.config import Config, load_config
 from vault_tools.errors import GitError, LockedError, UsageError
 from vault_tools.heartbeat import run as heartbeat
+from vault_tools.heartbeat import undo as heartbeat_undo
 from vault_tools.heartbeat.run import HeartbeatReport, Options
 from vault_tools.notes import model as notes
 
@@ -683,7 +684,7 @@ def test_a_sha256_repository_gets_its_commits_and_undo(tmp_path: Path) -> None:
     assert git(vault, "status", "--porcelain") == "" and len(subjects(vault)) == 1 + len(report.commits)
     target = report.promoted[0]
     assert target.commit is not None
-    heartbeat.undo(config(vault), target.commit)
+    heartbeat_undo.undo(config(vault), target.commit)
     assert target.block_id not in memory(vault)
     git(vault, "fsck", "--strict")
 
@@ -959,7 +960,7 @@ def test_undo_a_promotion_and_it_stays_undone(tmp_path: Path) -> None:
     target = report.promoted[0]
     assert target.commit is not None
     (vault / "MEMORY.md").write_text(memory(vault) + "- 2026-12-01: a person's line\n")
-    undone = heartbeat.undo(config(vault), target.commit)
+    undone = heartbeat_undo.undo(config(vault), target.commit)
     assert undone.commit is not None and undone.files == ["MEMORY.md"]
     assert target.block_id not in memory(vault) and "a person's line" in memory(vault)
     assert subjects(vault)[0].startswith(f"memory: undo \"promote '{target.text[:20]}")
@@ -976,7 +977,7 @@ def test_undo_a_prune_restores_the_item_and_keeps_it(tmp_path: Path) -> None:
     vault = committed(make_vault(tmp_path, MEMORY_EN, {}))
     prune = run(vault).pruned[0]
     assert prune.commit is not None
-    report = heartbeat.undo(config(vault), prune.commit)
+    report = heartbeat_undo.undo(config(vault), prune.commit)
     assert sorted(report.files) == ["MEMORY.md", "memory/archive/2026-12.md"]
     assert memory(vault) == MEMORY_EN
     assert not (vault / "memory" / "archive" / "2026-12.md").exists()
@@ -987,12 +988,12 @@ def test_undo_a_prune_restores_the_item_and_keeps_it(tmp_path: Path) -> None:
 def test_undo_refuses_commits_that_are_not_the_bots_changes(tmp_path: Path) -> None:
     vault = committed(make_vault(tmp_path))
     with pytest.raises(UsageError, match="not by the vault-tools bot"):
-        heartbeat.undo(config(vault), "HEAD")
+        heartbeat_undo.undo(config(vault), "HEAD")
     fresh = make_vault(tmp_path, name="fresh")
     run(fresh)  # initialises a repository: the first bot commit is the baseline of the notes
     baseline = git(fresh, "rev-list", "--max-parents=0", "HEAD").strip()
     with pytest.raises(UsageError, match=r"not a promote, merge or prune|no single parent"):
-        heartbeat.undo(config(fresh), baseline)
+        heartbeat_undo.undo(config(fresh), baseline)
     assert (fresh / "memory" / "2026-11-28.md").exists()
     # a baseline with a parent: MEMORY.md was not tracked in a repository that has commits
     later = make_vault(tmp_path, name="later")
@@ -1003,7 +1004,7 @@ def test_undo_refuses_commits_that_are_not_the_bots_changes(tmp_path: Path) -> N
     tracking = git(later, "log", "--format=%H", "--grep=start tracking").split()
     assert len(tracking) == 1
     with pytest.raises(UsageError, match="not a promote, merge or prune"):
-        heartbeat.undo(config(later), tracking[0])
+        heartbeat_undo.undo(config(later), tracking[0])
     assert (later / "MEMORY.md").exists()
 
 
@@ -1011,12 +1012,12 @@ def test_undo_of_an_undo_brings_the_item_back(tmp_path: Path) -> None:
     vault = committed(make_vault(tmp_path))
     target = run(vault).promoted[0]
     assert target.commit is not None
-    first = heartbeat.undo(config(vault), target.commit)
+    first = heartbeat_undo.undo(config(vault), target.commit)
     assert first.commit is not None and target.block_id not in memory(vault)
-    heartbeat.undo(config(vault), first.commit)
+    heartbeat_undo.undo(config(vault), first.commit)
     assert len(lines_with(memory(vault), target.block_id)) == 1
     assert git(vault, "status", "--porcelain") == ""
-    third = heartbeat.undo(config(vault), target.commit)  # in effect again: it can be undone again
+    third = heartbeat_undo.undo(config(vault), target.commit)  # in effect again: it can be undone again
     assert third.commit is not None and target.block_id not in memory(vault)
 
 
@@ -1024,7 +1025,7 @@ def test_a_second_undo_says_which_commit_undid_it(tmp_path: Path, capsys: pytest
     vault = committed(make_vault(tmp_path))
     target = run(vault).promoted[0]
     assert target.commit is not None
-    first = heartbeat.undo(config(vault), target.commit)
+    first = heartbeat_undo.undo(config(vault), target.commit)
     assert first.commit is not None
     (vault / "MEMORY.md").write_text(memory(vault) + "- 2026-12-01: a person's line\n")
     head = git(vault, "rev-parse", "HEAD")
@@ -1076,29 +1077,3 @@ def test_the_sample_vault_copy(tmp_path: Path) -> None:
     for never in ("sk-proj", "Dr. Keller", "HEARTBEAT_OK", "+49 176"):
         assert never not in text
     assert run(vault).commits == []
-
-
-def test_heartbeat_still_exports_the_names_it_had_before_the_split() -> None:
-    """heartbeat.py was split into heartbeat_plan, heartbeat_edits, heartbeat_commits,
-    heartbeat_state, heartbeat_report and heartbeat_undo; code that imports from
-    vault_tools.heartbeat.run keeps working and gets the very same objects."""
-    from vault_tools.heartbeat import commits as heartbeat_commits
-    from vault_tools.heartbeat import edits as heartbeat_edits
-    from vault_tools.heartbeat import plan as heartbeat_plan
-    from vault_tools.heartbeat import report as heartbeat_report
-    from vault_tools.heartbeat import state as heartbeat_state
-    from vault_tools.heartbeat import undo as heartbeat_undo
-
-    moved = {
-        "HeartbeatReport": heartbeat_report.HeartbeatReport,
-        "Op": heartbeat_edits.Op,
-        "Simulation": heartbeat_edits.Simulation,
-        "State": heartbeat_state.State,
-        "last_run": heartbeat_state.last_run,
-        "plan_run": heartbeat_plan.plan_run,
-        "Committer": heartbeat_commits.Committer,
-        "undo": heartbeat_undo.undo,
-    }
-    assert {name: getattr(heartbeat, name, None) for name in moved} == moved
-    assert set(moved) | {"Options", "run_heartbeat"} <= set(heartbeat.__all__)
-    assert all(hasattr(heartbeat, name) for name in heartbeat.__all__)

@@ -20,7 +20,8 @@ from vault_tools.config import Config, LLMConfig, load_config
 from vault_tools.errors import UsageError
 from vault_tools.notes import model as notes
 from vault_tools.recall.recall import recall
-from vault_tools.summaries.write import Options, Period, closed_periods, edited_by_a_person, summarize
+from vault_tools.summaries.text import Period
+from vault_tools.summaries.write import Options, closed_periods, edited_by_a_person, summarize
 
 AS_OF = dt.date(2026, 3, 24)
 SECRET = "sk-proj-abcdefghijklmnopqrstuvwx1234567890"

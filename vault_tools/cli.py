@@ -403,7 +403,8 @@ def cmd_heartbeat(args: argparse.Namespace, out: Output) -> int:
 
 
 def cmd_summarize(args: argparse.Namespace, out: Output) -> int:
-    from vault_tools.summaries.write import Options, Period, summarize
+    from vault_tools.summaries.text import Period
+    from vault_tools.summaries.write import Options, summarize
 
     period = Period.parse(args.week or args.month) if (args.week or args.month) else None
     config = config_for(args, out)

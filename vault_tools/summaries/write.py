@@ -38,9 +38,7 @@ from vault_tools.notes.generated import edited_by_a_person
 from vault_tools.summaries.llm import model_bullets
 from vault_tools.summaries.text import (
     SUMMARY_DIR,
-    Bullet,
     Period,
-    Summary,
     build_summary,
     closed_periods,
     last_closed,
@@ -55,20 +53,6 @@ if TYPE_CHECKING:
     from vault_tools.config import Config
     from vault_tools.git.repository import VaultRepo
 
-__all__ = [
-    "Bullet",
-    "Period",
-    "Summary",
-    "SummaryReport",
-    "build_summary",
-    "closed_periods",
-    "edited_by_a_person",
-    "missing_periods",
-    "render_summary",
-    "summarize",
-    "write_missing",
-    "write_summary",
-]
 
 LOCK_NAME = HEARTBEAT_LOCK  # one bot at a time: the heartbeat writes summaries too
 
