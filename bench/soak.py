@@ -44,7 +44,10 @@ sys.path.insert(0, str(BENCH))
 from genvault import generate  # noqa: E402
 
 from vault_tools.config import load_config  # noqa: E402
+from vault_tools.index import documents as index_documents  # noqa: E402
 from vault_tools.index import index as ix  # noqa: E402
+from vault_tools.index import manifest as index_manifest  # noqa: E402
+from vault_tools.index import status as index_status  # noqa: E402
 
 CONSONANTS = "bcdfghjklmnpqrstvwxz"
 
@@ -150,7 +153,9 @@ def found_terms(config: Any, markers: list[str]) -> set[str]:
         wanted[marker] = terms[0]
 
     def search(searcher: Any) -> set[str]:
-        return {m for m, t in wanted.items() if len(searcher.search(Term(ix.F_TEXT, t), limit=1)) > 0}
+        return {
+            m for m, t in wanted.items() if len(searcher.search(Term(index_documents.F_TEXT, t), limit=1)) > 0
+        }
 
     return set(ix.Index(config).read(search))
 
@@ -164,7 +169,7 @@ def start_watcher(vault: Path, log: Path, serve: bool = True) -> subprocess.Pope
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise SystemExit(f"watcher exited early:\n{log.read_text()}")
-        state = ix.read_json(ix.watch_state_path(config))
+        state = index_manifest.read_json(index_status.watch_state_path(config))
         if state.get("pid") == proc.pid and state.get("last_reconcile"):
             return proc
         time.sleep(0.2)

@@ -61,14 +61,14 @@ def hold(where):
     if held and held[0] == len(batches):
         print("HELD", where, flush=True)
         time.sleep(3600)
-real_apply = index_writer.IndexWriting._apply
+real_apply = index_writer.IndexWriter.apply
 def apply(self, report, manifest, work, **options):
     batches.append(len(work))
     if not held and os.path.exists(arm):
         held.append(len(batches))
     print("BATCH", len(batches), len(work), flush=True)
     return real_apply(self, report, manifest, work, **options)
-real_one = index_writer.IndexWriting._apply_one
+real_one = index_writer.IndexWriter.apply_one
 def apply_one(self, batch, rel, path, **options):
     if point == "parse" and getattr(batch, "held_files", 0) == 1:
         hold("parse")
@@ -84,8 +84,8 @@ def save_manifest(index_dir, manifest):
     if point == "manifest":
         hold("manifest")
     return real_save(index_dir, manifest)
-index_writer.IndexWriting._apply = apply
-index_writer.IndexWriting._apply_one = apply_one
+index_writer.IndexWriter.apply = apply
+index_writer.IndexWriter.apply_one = apply_one
 index_writer._Batch.commit = commit
 index_writer.save_manifest = save_manifest
 sys.exit(cli.main(sys.argv[3:]))

@@ -31,7 +31,9 @@ from vault_tools.config import Config, load_config
 from vault_tools.errors import GitError, LockedError
 from vault_tools.heartbeat import run as heartbeat
 from vault_tools.heartbeat.run import Options
-from vault_tools.index import index as ix
+from vault_tools.index import documents as index_documents
+from vault_tools.index import manifest as index_manifest
+from vault_tools.index import status as index_status
 from vault_tools.index.index import Index
 from vault_tools.notes import edit as note_edit
 from vault_tools.notes import model as notes
@@ -294,7 +296,7 @@ def start_watch(vault: Path) -> subprocess.Popen[str]:
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
         assert proc.poll() is None, proc.communicate()[1]
-        state = ix.read_json(ix.watch_state_path(config))
+        state = index_manifest.read_json(index_status.watch_state_path(config))
         if state.get("pid") == proc.pid and state.get("last_reconcile"):
             return proc
         time.sleep(0.05)
@@ -369,7 +371,10 @@ def test_kill_9_of_the_watcher_while_it_indexes_an_edit_burst(tmp_path: Path, se
     before = snapshot(vault)
     arm = tmp_path / "arm"
     proc = start_held_watch(vault, arm, point)
-    wait_for(lambda: ix.read_json(ix.watch_state_path(config)).get("last_reconcile"), "the watcher's start")
+    wait_for(
+        lambda: index_manifest.read_json(index_status.watch_state_path(config)).get("last_reconcile"),
+        "the watcher's start",
+    )
     stop = threading.Event()
     written: list[str] = []
     writer = threading.Thread(target=edit_burst, args=(vault, rng, stop, written))
@@ -436,7 +441,7 @@ def ix_term(word: str) -> Any:
     from vault_tools.index.analysis import tokenize
 
     (term,) = tokenize(word)
-    return Term(ix.F_TEXT, term)
+    return Term(index_documents.F_TEXT, term)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -314,7 +314,7 @@ def assert_filters_exclude_private(config: Config, private: list[Made]) -> None:
     exclusion's first document is not (where Whoosh's AndNot did not look)."""
     from whoosh.query import Every, Term
 
-    from vault_tools.index import index as ix
+    from vault_tools.index import documents as index_documents
     from vault_tools.recall.filters import filter_query
 
     filters = filter_query("direct", None, None, ())
@@ -322,7 +322,7 @@ def assert_filters_exclude_private(config: Config, private: list[Made]) -> None:
         excluded_first = min(h.docnum for h in searcher.search(filters.excluded, limit=None))
         queries = [Every()]
         for m in private:
-            term = Term(ix.F_TEXT, m.token)
+            term = Term(index_documents.F_TEXT, m.token)
             first = min(h.docnum for h in searcher.search(term, limit=None))  # it is indexed
             queries.append(term)
             if first != excluded_first:
@@ -332,7 +332,9 @@ def assert_filters_exclude_private(config: Config, private: list[Made]) -> None:
         for query in queries:
             for limit in (1, None):
                 hits = searcher.search(filters.restrict(query), limit=limit)
-                assert [h for h in hits if any(m.token in h[ix.F_TEXT] for m in private)] == [], query
+                assert [
+                    h for h in hits if any(m.token in h[index_documents.F_TEXT] for m in private)
+                ] == [], query
 
 
 @settings(

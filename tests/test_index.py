@@ -21,21 +21,24 @@ from helpers import write
 
 from vault_tools import locks
 from vault_tools.config import Config, load_config
+from vault_tools.errors import LockedError
 from vault_tools.index import builder as index_builder
+from vault_tools.index import documents as index_documents
 from vault_tools.index import index as ix
 from vault_tools.index import lines as index_lines
+from vault_tools.index import manifest as index_manifest
 from vault_tools.index import writer as index_writer
-from vault_tools.index.index import (
+from vault_tools.index.documents import (
     F_DAY,
     F_PATH,
     F_TEXT,
-    Index,
-    IndexBusyError,
     IndexedEntry,
     date_filter,
     tag_filter,
     visibility_filter,
 )
+from vault_tools.index.healing import IndexBusyError
+from vault_tools.index.index import Index
 from vault_tools.index.lines import LineTable
 from vault_tools.notes import model as notes
 
@@ -102,7 +105,7 @@ def search(idx: Index, text: str, field: str = F_TEXT, filter_: object = None) -
 
 
 def idx_schema() -> object:
-    return ix.schema()
+    return index_documents.schema()
 
 
 def filtered(idx: Index, query: object) -> list[IndexedEntry]:
@@ -130,7 +133,7 @@ def test_document_fields(idx: Index) -> None:
     assert hit.datetime == dt.datetime(2026, 3, 10, 9, 30)
     assert set(hit.tags) == {"daily", "decision", "tech/db/Postgres"}  # stored as written
     assert hit.id.startswith("memory/2026-03-10.md#")
-    assert hit.file_hash == ix.load_manifest(idx.dir)["memory/2026-03-10.md"].sha256  # type: ignore[index]
+    assert hit.file_hash == index_manifest.load_manifest(idx.dir)["memory/2026-03-10.md"].sha256  # type: ignore[index]
 
     (dog,) = search(idx, "dog")
     assert dog.importance == 0.8 and dog.block_id == "walk-1" and dog.time is None
@@ -194,8 +197,8 @@ def test_date_and_visibility_filters(idx: Index) -> None:
 
 
 def test_tag_prefixes() -> None:
-    assert ix.tag_prefixes("#技术/前端/React") == ["技术", "技术/前端", "技术/前端/react"]
-    assert ix.tag_prefixes("a//b/") == ["a", "a/b"]
+    assert index_documents.tag_prefixes("#技术/前端/React") == ["技术", "技术/前端", "技术/前端/react"]
+    assert index_documents.tag_prefixes("a//b/") == ["a", "a/b"]
 
 
 def test_identical_entries_in_one_file_are_indexed_once(vault: Path, idx: Index) -> None:
@@ -211,10 +214,10 @@ def test_identical_entries_in_one_file_are_indexed_once(vault: Path, idx: Index)
 
 def test_nothing_changed_does_nothing(idx: Index) -> None:
     idx.ensure_current()
-    manifest_mtime = (idx.dir / ix.MANIFEST_FILE).stat().st_mtime_ns
+    manifest_mtime = (idx.dir / index_manifest.MANIFEST_FILE).stat().st_mtime_ns
     report = Index(idx.config).ensure_current()
     assert not report.rebuilt and report.changed == 0 and report.touched == 0 and not report.stale
-    assert (idx.dir / ix.MANIFEST_FILE).stat().st_mtime_ns == manifest_mtime
+    assert (idx.dir / index_manifest.MANIFEST_FILE).stat().st_mtime_ns == manifest_mtime
 
 
 def test_edit_add_delete_are_picked_up(vault: Path, idx: Index) -> None:
@@ -237,7 +240,7 @@ def test_touch_without_change_only_refreshes_the_stat(vault: Path, idx: Index) -
     os.utime(path, ns=(1_000_000_000, 1_000_000_000))
     report = idx.reconcile()
     assert report.touched == 1 and report.changed == 0, report
-    assert ix.load_manifest(idx.dir)["memory/2026-03-11.md"].mtime_ns == 1_000_000_000  # type: ignore[index]
+    assert index_manifest.load_manifest(idx.dir)["memory/2026-03-11.md"].mtime_ns == 1_000_000_000  # type: ignore[index]
     assert Index(idx.config).ensure_current().changed == 0
 
 
@@ -336,7 +339,7 @@ def test_unreadable_file_is_reported_not_fatal(
 def segment_count(idx: Index) -> int:
     from whoosh import index as wi
 
-    with wi.open_dir(str(idx.dir), schema=ix.schema()).reader() as r:
+    with wi.open_dir(str(idx.dir), schema=index_documents.schema()).reader() as r:
         return len(list(r.leaf_readers()))
 
 
@@ -616,7 +619,7 @@ def test_an_update_leaves_one_document_of_an_entry_indexed_twice(vault: Path, id
     from whoosh import index as wi
 
     stored = idx.read(lambda s: next(s.documents(path="memory/2026-03-10.md")))
-    with wi.open_dir(str(idx.dir), schema=ix.schema()).writer() as writer:
+    with wi.open_dir(str(idx.dir), schema=index_documents.schema()).writer() as writer:
         writer.add_document(**stored)  # a second copy, as a crash between two writers could leave
     day_one = vault / "memory" / "2026-03-10.md"
     day_one.write_text(day_one.read_text(encoding="utf-8") + "- 23:00 one more line\n", encoding="utf-8")
@@ -642,7 +645,7 @@ def test_doctor_finds_a_document_that_no_longer_matches_its_file(vault: Path, id
     idx.ensure_current()
     from whoosh import index as wi
 
-    ondisk = wi.open_dir(str(idx.dir), schema=ix.schema())
+    ondisk = wi.open_dir(str(idx.dir), schema=index_documents.schema())
     stored = idx.read(lambda s: next(s.documents(path="memory/2026-03-10.md")))
     with ondisk.writer() as writer:
         writer.delete_by_term("id", stored["id"])
@@ -660,10 +663,10 @@ def test_maintain_optimize_drops_deleted_documents(vault: Path, idx: Index) -> N
     idx.update([day_one])
     from whoosh import index as wi
 
-    with wi.open_dir(str(idx.dir), schema=ix.schema()).reader() as r:
+    with wi.open_dir(str(idx.dir), schema=index_documents.schema()).reader() as r:
         assert r.doc_count_all() - r.doc_count() == 4
     assert idx.maintain(optimize=True)
-    with wi.open_dir(str(idx.dir), schema=ix.schema()).reader() as r:
+    with wi.open_dir(str(idx.dir), schema=index_documents.schema()).reader() as r:
         assert r.doc_count_all() == r.doc_count() == 5
     assert not idx.maintain(optimize=True)
 
@@ -705,13 +708,13 @@ def test_a_broken_index_is_quarantined_and_rebuilt_with_one_warning(idx: Index, 
         for seg in segment_files(idx):
             seg.unlink()
     elif damage in ("schema-old", "analyzer-old"):
-        meta = json.loads((idx.dir / ix.META_FILE).read_text())
+        meta = json.loads((idx.dir / index_manifest.META_FILE).read_text())
         meta["schema_version" if damage == "schema-old" else "analyzer_version"] = -1
-        (idx.dir / ix.META_FILE).write_text(json.dumps(meta))
+        (idx.dir / index_manifest.META_FILE).write_text(json.dumps(meta))
     elif damage == "no-meta":
-        (idx.dir / ix.META_FILE).unlink()
+        (idx.dir / index_manifest.META_FILE).unlink()
     else:
-        (idx.dir / ix.MANIFEST_FILE).write_text("{not json")
+        (idx.dir / index_manifest.MANIFEST_FILE).write_text("{not json")
     fresh = Index(idx.config, read_lock_timeout=0.5)
     assert fresh.problem(deep=True) is not None
     report = fresh.ensure_current()
@@ -741,7 +744,7 @@ def test_searcher_heals_too(idx: Index) -> None:
 def test_at_most_two_quarantined_indexes_are_kept(idx: Index) -> None:
     for _ in range(4):
         idx.ensure_current()
-        (idx.dir / ix.META_FILE).unlink()
+        (idx.dir / index_manifest.META_FILE).unlink()
         Index(idx.config).ensure_current()
     assert len(broken_dirs(idx.config)) == 2
 
@@ -774,7 +777,7 @@ def held_lock(config: Config) -> Iterator[None]:
     release = threading.Event()
 
     def hold() -> None:
-        with locks.hold(config, ix.LOCK_NAME, timeout=5, what="test writer"):
+        with locks.hold(config, index_manifest.LOCK_NAME, timeout=5, what="test writer"):
             taken.set()
             release.wait(30)
 
@@ -812,7 +815,7 @@ def test_reader_does_not_rebuild_a_broken_index_while_a_writer_holds_the_lock(
     idx: Index, config: Config, request: pytest.FixtureRequest
 ) -> None:
     idx.ensure_current()
-    (idx.dir / ix.META_FILE).unlink()
+    (idx.dir / index_manifest.META_FILE).unlink()
     request.getfixturevalue("held_lock")
     with pytest.raises(IndexBusyError, match="test writer"):
         Index(config, read_lock_timeout=0.2).ensure_current()
@@ -821,7 +824,7 @@ def test_reader_does_not_rebuild_a_broken_index_while_a_writer_holds_the_lock(
 
 def test_writers_time_out_with_a_clear_error(config: Config, request: pytest.FixtureRequest) -> None:
     request.getfixturevalue("held_lock")
-    with pytest.raises(ix.LockedError, match="test writer"):
+    with pytest.raises(LockedError, match="test writer"):
         Index(config, lock_timeout=0.1).reconcile()
 
 
@@ -860,10 +863,10 @@ def test_readers_keep_working_during_a_rebuild(vault: Path, idx: Index) -> None:
 def test_a_crash_between_commit_and_manifest_is_repaired(vault: Path, idx: Index) -> None:
     """Documents the manifest does not know about (commit done, manifest not written) go away."""
     idx.ensure_current()
-    manifest_before = (idx.dir / ix.MANIFEST_FILE).read_bytes()
+    manifest_before = (idx.dir / index_manifest.MANIFEST_FILE).read_bytes()
     write(vault / "memory" / "2026-03-12.md", "- 08:00 ghostly platypus\n")
     idx.ensure_current()
-    (idx.dir / ix.MANIFEST_FILE).write_bytes(manifest_before)  # as if we died before writing it
+    (idx.dir / index_manifest.MANIFEST_FILE).write_bytes(manifest_before)  # as if we died before writing it
     (vault / "memory" / "2026-03-12.md").unlink()
     assert len(search(idx, "platypus")) == 1
     idx.reconcile()
@@ -873,11 +876,11 @@ def test_a_crash_between_commit_and_manifest_is_repaired(vault: Path, idx: Index
 
 def test_interrupted_update_writes_nothing(vault: Path, idx: Index) -> None:
     idx.ensure_current()
-    manifest_before = (idx.dir / ix.MANIFEST_FILE).read_bytes()
+    manifest_before = (idx.dir / index_manifest.MANIFEST_FILE).read_bytes()
     write(vault / "memory" / "2026-03-12.md", "- 08:00 interrupted emu\n")
     report = idx.update([vault / "memory" / "2026-03-12.md"], should_stop=lambda: True)
     assert report.interrupted
-    assert (idx.dir / ix.MANIFEST_FILE).read_bytes() == manifest_before
+    assert (idx.dir / index_manifest.MANIFEST_FILE).read_bytes() == manifest_before
     assert search(idx, "emu") == []
     assert idx.reconcile().added == 1
 
@@ -934,7 +937,7 @@ def test_status_describes_the_index(vault: Path, idx: Index, config: Config) -> 
     idx.ensure_current()
     status = ix.status(config)
     assert status.state == "ok" and status.entries == 8 and status.files_indexed == status.files_on_disk == 3
-    assert status.schema_version == ix.SCHEMA_VERSION and status.size_bytes > 0
+    assert status.schema_version == index_documents.SCHEMA_VERSION and status.size_bytes > 0
     assert status.to_dict()["summary"].startswith("8 entries")
     write(vault / "memory" / "2026-03-12.md", "- new\n")
     stale = ix.status(config)
@@ -942,7 +945,7 @@ def test_status_describes_the_index(vault: Path, idx: Index, config: Config) -> 
     for toc in idx.dir.glob("*.toc"):
         toc.write_bytes(b"junk")
     assert ix.status(config).state == "broken"
-    (idx.dir / ix.META_FILE).unlink()
+    (idx.dir / index_manifest.META_FILE).unlink()
     assert ix.status(config).state == "old"
 
 
@@ -950,7 +953,7 @@ def add_ghost_document(idx: Index) -> None:
     """A document no file accounts for, written behind the manifest's back."""
     from whoosh import index as wi
 
-    with wi.open_dir(str(idx.dir), schema=ix.schema()).writer() as writer:
+    with wi.open_dir(str(idx.dir), schema=index_documents.schema()).writer() as writer:
         writer.add_document(id="ghost#1", path="memory/ghost.md", text="ghost entry", file_hash="x")
 
 
@@ -963,12 +966,12 @@ def test_doctor_reports_and_fixes(vault: Path, idx: Index) -> None:
     stat = day_one.stat()
     write(day_one, DAY_ONE.replace("MySQL", "MyXQL"))  # same size, same mtime: only a hash sees it
     os.utime(day_one, ns=(stat.st_atime_ns, stat.st_mtime_ns))
-    manifest = ix.load_manifest(idx.dir)
+    manifest = index_manifest.load_manifest(idx.dir)
     assert manifest is not None
-    manifest["memory/2026-03-10.md"] = ix.FileRecord(
+    manifest["memory/2026-03-10.md"] = index_manifest.FileRecord(
         **{**manifest["memory/2026-03-10.md"].__dict__, "seen_ns": 0}
     )
-    ix.save_manifest(idx.dir, manifest)
+    index_manifest.save_manifest(idx.dir, manifest)
     add_ghost_document(idx)
     report = idx.doctor()
     assert not report.ok
@@ -993,10 +996,13 @@ def test_doctor_fix_heals_a_broken_index(idx: Index) -> None:
 
 
 def test_day_numbers_sort_like_dates() -> None:
-    assert ix.day_number(dt.date(2026, 3, 10)) == 46089
-    assert ix.day_from_number(46089) == dt.date(2026, 3, 10)
-    assert ix.day_number(dt.date(2025, 12, 31)) < ix.day_number(dt.date(2026, 1, 1))
-    assert ix.day_number(dt.date(1850, 1, 1)) == 1 and ix.day_number(dt.date(2200, 1, 1)) == 2**16 - 1
+    assert index_documents.day_number(dt.date(2026, 3, 10)) == 46089
+    assert index_documents.day_from_number(46089) == dt.date(2026, 3, 10)
+    assert index_documents.day_number(dt.date(2025, 12, 31)) < index_documents.day_number(dt.date(2026, 1, 1))
+    assert (
+        index_documents.day_number(dt.date(1850, 1, 1)) == 1
+        and index_documents.day_number(dt.date(2200, 1, 1)) == 2**16 - 1
+    )
 
 
 def test_scan_finds_the_same_notes_as_iter_note_paths(vault: Path, tmp_path: Path) -> None:
@@ -1018,7 +1024,7 @@ def test_scan_finds_the_same_notes_as_iter_note_paths(vault: Path, tmp_path: Pat
     expected_warnings: list[notes.Warning_] = []
     expected = {notes.relative_posix(p, vault) for p in notes.iter_note_paths(vault, expected_warnings)}
     warnings: list[notes.Warning_] = []
-    scanned = ix.scan_note_stats(vault, warnings)
+    scanned = index_manifest.scan_note_stats(vault, warnings)
     assert set(scanned) == expected
     assert "memory/2025-01-06.md" in scanned and "memory/2025-01-05.md" not in scanned
     assert [str(w) for w in warnings] == [str(w) for w in expected_warnings]
@@ -1041,7 +1047,7 @@ def test_parallel_build_gives_the_same_index(vault: Path, config: Config) -> Non
     parallel = Index(config, build_workers=3).rebuild()
     assert parallel.rebuilt and parallel.entries == serial.entries == 108
     assert all_ids("花生") == serial_hits and len(serial_hits) == 101
-    assert json.loads((Index(config).dir / ix.META_FILE).read_text())["build_workers"] == 3
+    assert json.loads((Index(config).dir / index_manifest.META_FILE).read_text())["build_workers"] == 3
     assert Index(config).doctor().ok
     assert not list(Index(config).dir.glob("*.pickle")) and not list(Index(config).dir.glob("job-*"))
 
@@ -1058,7 +1064,10 @@ def test_parallel_build_workers_keep_their_own_sort_runs(
     monkeypatch.setattr(index_builder, "BUILD_LIMIT_MB", 0.02)  # a few hundred postings per run
     report = Index(config, build_workers=2).rebuild()
     assert "parallel build failed" not in caplog.text
-    assert report.rebuilt and json.loads((Index(config).dir / ix.META_FILE).read_text())["build_workers"] == 2
+    assert (
+        report.rebuilt
+        and json.loads((Index(config).dir / index_manifest.META_FILE).read_text())["build_workers"] == 2
+    )
     assert Index(config).doctor().ok
     assert not [p for p in Index(config).dir.iterdir() if p.suffix == ".tmp" or "worker" in p.name]
 
@@ -1094,7 +1103,7 @@ def test_primed_searcher_is_handed_out_once(idx: Index) -> None:
 
 
 def test_schema_field_names_are_stable() -> None:
-    names = set(ix.schema().names())
+    names = set(index_documents.schema().names())
     assert {F_DAY, F_PATH, F_TEXT, "tagpath", "tags", "importance", "file_hash", "block_id"} <= names
 
 
@@ -1163,32 +1172,42 @@ def test_a_search_that_fails_is_logged_before_the_retry(idx: Index, caplog: pyte
     assert f"{idx.dir}: a search failed (RuntimeError: a segment vanished mid-read)" in caplog.text
 
 
-def test_index_still_exports_the_names_it_had_before_the_split() -> None:
-    """index.py was split into index_documents, index_manifest, index_writer, index_builder,
-    index_healing and index_doctor; code that imports from vault_tools.index.index keeps working and gets
-    the very same objects."""
-    from vault_tools.index import doctor as index_doctor
-    from vault_tools.index import documents as index_documents
-    from vault_tools.index import healing as index_healing
-    from vault_tools.index import manifest as index_manifest
+def test_index_is_a_facade_over_parts_that_share_one_state(idx: Index) -> None:
+    """Index inherits nothing: it hands writing, building, healing and checking to parts with one
+    job each, and a part that opens or forgets the Whoosh index does so for all of them."""
+    from vault_tools.index.builder import IndexBuilder
+    from vault_tools.index.doctor import IndexDoctor
+    from vault_tools.index.healing import IndexHealer
+    from vault_tools.index.writer import IndexWriter
 
-    moved = {
-        "SCHEMA_VERSION": index_documents.SCHEMA_VERSION,
-        "IndexedEntry": index_documents.IndexedEntry,
-        "neighbours": index_documents.neighbours,
-        "entry_document": index_documents.entry_document,
-        "FileRecord": index_manifest.FileRecord,
-        "read_json": index_manifest.read_json,
-        "scan_note_stats": index_manifest.scan_note_stats,
-        "UpdateReport": index_writer.UpdateReport,
-        "tiered_merge": index_writer.tiered_merge,
-        "build_worker_main": index_builder.build_worker_main,
-        "IndexBusyError": index_healing.IndexBusyError,
-        "DoctorReport": index_doctor.DoctorReport,
-    }
-    assert {name: getattr(ix, name, None) for name in moved} == moved
-    assert set(moved) <= set(ix.__all__)
-    assert all(hasattr(ix, name) for name in ix.__all__)
+    assert Index.__bases__ == (object,)
+    parts = [idx._writer, idx._builder, idx._healer, idx._doctor]
+    assert [type(part) for part in parts] == [IndexWriter, IndexBuilder, IndexHealer, IndexDoctor]
+    assert all(part.state is idx._state for part in parts)
+    idx.rebuild()
+    opened = idx._writer.state.open_ix()
+    assert idx._doctor.state.open_ix() is opened
+    idx._healer.state.forget_ix()
+    assert idx._writer.state.open_ix() is not opened
+
+
+def test_the_index_package_has_no_module_over_800_lines_and_no_class_over_300() -> None:
+    import ast
+
+    from vault_tools import index as package
+
+    folder = Path(package.__file__).parent
+    too_long = []
+    for module in sorted(folder.glob("*.py")):
+        text = module.read_text()
+        if len(text.splitlines()) >= 800:
+            too_long.append(f"{module.name}: {len(text.splitlines())} lines")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.ClassDef) and node.end_lineno is not None:
+                lines = node.end_lineno - node.lineno + 1
+                if lines > 300:
+                    too_long.append(f"{module.name}: class {node.name} has {lines} lines")
+    assert too_long == []
 
 
 def test_the_manifest_a_process_wrote_reads_back_as_a_fresh_parse_would(tmp_path: Path) -> None:
@@ -1197,15 +1216,15 @@ def test_the_manifest_a_process_wrote_reads_back_as_a_fresh_parse_would(tmp_path
     from vault_tools.index import manifest as index_manifest
 
     files = {
-        "memory/b.md": ix.FileRecord(10, 2, "beef", 3, 4, ("line 2: bad YAML",)),
-        "MEMORY.md": ix.FileRecord(5, 6, "cafe", 7, 8),
+        "memory/b.md": index_manifest.FileRecord(10, 2, "beef", 3, 4, ("line 2: bad YAML",)),
+        "MEMORY.md": index_manifest.FileRecord(5, 6, "cafe", 7, 8),
     }
-    ix.save_manifest(tmp_path, files)
-    served = ix.load_manifest(tmp_path)
+    index_manifest.save_manifest(tmp_path, files)
+    served = index_manifest.load_manifest(tmp_path)
     index_manifest._parsed_manifests.clear()
-    parsed = ix.load_manifest(tmp_path)
+    parsed = index_manifest.load_manifest(tmp_path)
     assert served == parsed == files
     assert list(served or {}) == list(parsed or {})  # the same order too
     assert served is not None
     del served["MEMORY.md"]
-    assert ix.load_manifest(tmp_path) == files
+    assert index_manifest.load_manifest(tmp_path) == files

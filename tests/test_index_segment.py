@@ -13,8 +13,7 @@ from whoosh import index as wi
 from whoosh.codec.base import Segment
 from whoosh.writing import SegmentWriter
 
-from vault_tools.index.documents import note_documents
-from vault_tools.index.index import F_TEXT, schema
+from vault_tools.index.documents import F_TEXT, note_documents, schema
 from vault_tools.index.whoosh_private import bulk_segment_writer
 from vault_tools.notes import model as notes
 

@@ -16,8 +16,10 @@ from helpers import write
 
 from vault_tools.config import load_config
 from vault_tools.index import writer as index_writer
-from vault_tools.index.index import F_FILE_HASH, F_ID, F_PATH, Index, load_manifest, schema
+from vault_tools.index.documents import F_FILE_HASH, F_ID, F_PATH, schema
+from vault_tools.index.index import Index
 from vault_tools.index.lines import fix_lines, load_lines
+from vault_tools.index.manifest import load_manifest
 from vault_tools.notes import model as notes
 from vault_tools.notes import tail as note_tail
 

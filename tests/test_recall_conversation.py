@@ -18,7 +18,8 @@ import pytest
 from helpers import write
 
 from vault_tools.config import load_config
-from vault_tools.index.index import Index, neighbours
+from vault_tools.index.documents import neighbours
+from vault_tools.index.index import Index
 from vault_tools.notes.model import read_note
 from vault_tools.recall.recall import Recaller
 from vault_tools.recall.tuning import DEFAULT_TUNING, Tuning

@@ -18,7 +18,7 @@ import pytest
 from helpers import write
 
 from vault_tools.config import Config, load_config
-from vault_tools.index import index as ix
+from vault_tools.index import documents as index_documents
 from vault_tools.index.index import Index
 from vault_tools.index.scorer import BlockScorer, Clause, DocFilter
 from vault_tools.recall.filters import filter_query, resolve_window
@@ -152,7 +152,9 @@ def test_the_fixture_has_several_segments_with_deletions(session: Recaller) -> N
     readers = [reader for reader, _offset in session.warm.searcher.reader().leaf_readers()]
     assert len(readers) >= 2
     assert any(reader.has_deletions() for reader in readers)
-    assert any(not reader.has_column(ix.F_DAY) for reader in readers), "no segment without a day column"
+    assert any(not reader.has_column(index_documents.F_DAY) for reader in readers), (
+        "no segment without a day column"
+    )
     assert session.warm.block_scorer() is not None
 
 
@@ -193,7 +195,9 @@ def test_date_windows_match_the_numeric_range(
     lo = dt.date.fromisoformat(since) if since else None
     hi = dt.date.fromisoformat(until) if until else None
     filters = filter_query("direct", lo, hi, ())
-    scores = scorer.scores([Clause(ix.F_TEXT, ("atlas",)), Clause(ix.F_TEXT, ("部署",), 0.5)])
+    scores = scorer.scores(
+        [Clause(index_documents.F_TEXT, ("atlas",)), Clause(index_documents.F_TEXT, ("部署",), 0.5)]
+    )
     found = scorer.top(scores, 10_000, filters.doc_filter(scorer))
     expected = set(searcher.docs_for_query(filters.restrict(None))) & set(scores)  # Whoosh's NumericRange
     assert {docnum for docnum, _score in found} == expected
@@ -227,7 +231,7 @@ def test_other_weightings_fall_back_to_the_matchers(session: Recaller) -> None:
     original = searcher.weighting
     try:
         searcher.weighting = TF_IDF()
-        assert BlockScorer.for_searcher(searcher, [ix.F_TEXT]) is None
+        assert BlockScorer.for_searcher(searcher, [index_documents.F_TEXT]) is None
     finally:
         searcher.weighting = original
 

@@ -22,7 +22,8 @@ from helpers import wait_for, watch_in_thread, write
 
 from vault_tools import cli
 from vault_tools.config import Config, RecallConfig, load_config
-from vault_tools.index.index import read_json, watch_state_path
+from vault_tools.index.manifest import read_json
+from vault_tools.index.status import watch_state_path
 from vault_tools.watch import service
 from vault_tools.watch.watcher import WatchOptions, run_watch
 

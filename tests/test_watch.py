@@ -26,7 +26,11 @@ from helpers import wait_for, watch_in_thread, write
 from vault_tools.config import Config, load_config
 from vault_tools.errors import LockedError
 from vault_tools.index import index as ix
-from vault_tools.index.index import F_TEXT, Index, IndexedEntry, UpdateReport
+from vault_tools.index import manifest as index_manifest
+from vault_tools.index import status as index_status
+from vault_tools.index.documents import F_TEXT, IndexedEntry
+from vault_tools.index.index import Index
+from vault_tools.index.writer import UpdateReport
 from vault_tools.watch.watcher import ChangeBatcher, WatchOptions, apply_changes, ignored, run_watch
 
 
@@ -79,7 +83,7 @@ class Running:
     errors: list[BaseException] = field(default_factory=list)
 
     def state(self) -> dict[str, object]:
-        return ix.read_json(ix.watch_state_path(self.config))
+        return index_manifest.read_json(index_status.watch_state_path(self.config))
 
 
 FAST = WatchOptions(reconcile_seconds=3600, debounce_ms=60, max_latency_ms=600, heartbeat_seconds=0.5)
@@ -432,8 +436,8 @@ def test_cjk_edit_is_searchable(vault: Path, watcher: Running) -> None:
 
 
 def test_heartbeat_and_reader_awareness(vault: Path, watcher: Running) -> None:
-    wait_for(lambda: ix.watcher_alive(watcher.config), "a live heartbeat")
-    info = ix.watcher_info(watcher.config)
+    wait_for(lambda: index_status.watcher_alive(watcher.config), "a live heartbeat")
+    info = index_status.watcher_info(watcher.config)
     assert info is not None and info.pid == os.getpid() and "running" in info.summary
     assert Index(watcher.config).ensure_current().watcher
     state = watcher.state()
@@ -450,7 +454,7 @@ def test_an_in_process_recall_finds_an_edit_a_non_serving_watcher_has_not_indexe
 
     slow = WatchOptions(reconcile_seconds=3600, debounce_ms=60_000, max_latency_ms=60_000, serve=False)
     with start_watcher(config, slow):
-        wait_for(lambda: ix.watcher_alive(config), "a live heartbeat")
+        wait_for(lambda: index_status.watcher_alive(config), "a live heartbeat")
         with (vault / "memory" / "2026-03-11.md").open("a", encoding="utf-8") as handle:
             handle.write("- 21:00 Booked the zebrafinch lecture, 量子纠缠 for Friday\n")
         assert not found(config, "zebrafinch"), "the watcher's batch is still waiting"
@@ -522,7 +526,7 @@ def start_watch_process(vault: Path) -> subprocess.Popen[str]:
 
     def ready() -> bool:
         assert proc.poll() is None, proc.communicate()[1]
-        state = ix.read_json(ix.watch_state_path(config))
+        state = index_manifest.read_json(index_status.watch_state_path(config))
         return state.get("pid") == proc.pid and bool(state.get("last_reconcile"))
 
     wait_for(ready, "the watch process to start")
@@ -535,7 +539,7 @@ def test_kill_9_then_restart_catches_up(vault: Path, config: Config) -> None:
     wait_for(lambda: bool(found(config, "possum")), "the watch process to index")
     proc.kill()
     proc.communicate(timeout=10)
-    assert not ix.watcher_alive(config)
+    assert not index_status.watcher_alive(config)
     write(vault / "memory" / "2026-03-13.md", "- 08:00 while dead: bandicoot\n")
     (vault / "memory" / "2026-03-12.md").unlink()
     restarted = start_watch_process(vault)
@@ -555,8 +559,8 @@ def test_signals_stop_the_watcher_cleanly(vault: Path, config: Config, sig: sign
     _out, err = proc.communicate(timeout=20)
     assert proc.returncode == 0, err
     assert "Traceback" not in err
-    state = ix.read_json(ix.watch_state_path(config))
-    assert state.get("stopped") and not ix.watcher_alive(config)
+    state = index_manifest.read_json(index_status.watch_state_path(config))
+    assert state.get("stopped") and not index_status.watcher_alive(config)
 
 
 def test_sigterm_during_a_long_first_reconcile(vault: Path, config: Config) -> None:
@@ -567,7 +571,10 @@ def test_sigterm_during_a_long_first_reconcile(vault: Path, config: Config) -> N
     proc = subprocess.Popen(
         [*WATCH_CMD, "--vault", str(vault)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
-    wait_for(lambda: ix.read_json(ix.watch_state_path(config)).get("pid") == proc.pid, "the watcher to start")
+    wait_for(
+        lambda: index_manifest.read_json(index_status.watch_state_path(config)).get("pid") == proc.pid,
+        "the watcher to start",
+    )
     proc.send_signal(signal.SIGTERM)
     _out, err = proc.communicate(timeout=30)
     assert proc.returncode == 0, err
@@ -627,7 +634,7 @@ def test_watcher_readers_and_a_writer_together(vault: Path, config: Config, tmp_
         _out, err = watch_proc.communicate(timeout=20)
     assert watch_proc.returncode == 0, err
     assert "Traceback" not in err
-    state = json.loads(ix.watch_state_path(config).read_text())
+    state = json.loads(index_status.watch_state_path(config).read_text())
     assert state["errors"] == 0, state
 
 
@@ -637,7 +644,10 @@ def test_a_watcher_started_by_hand_exits_once_when_its_vault_folder_is_deleted(
     started = time.time()
     thread, stop, errors = watch_in_thread(config, FAST)
     wait_for(
-        lambda: float(ix.read_json(ix.watch_state_path(config)).get("last_reconcile") or 0) >= started,
+        lambda: (
+            float(index_manifest.read_json(index_status.watch_state_path(config)).get("last_reconcile") or 0)
+            >= started
+        ),
         "the first reconcile",
     )
     delete_folder(config.vault)

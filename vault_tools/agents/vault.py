@@ -356,9 +356,9 @@ def embeddings_status(config: Config, *, index_readable: bool) -> dict[str, Any]
 
 def watcher_status(config: Config) -> dict[str, Any]:
     """The watcher as it really is: a state file left by a killed watcher reads as not running."""
-    from vault_tools.index import index
+    from vault_tools.index.status import watcher_info
 
-    info = index.watcher_info(config)
+    info = watcher_info(config)
     return asdict(info) if info is not None else {}
 
 

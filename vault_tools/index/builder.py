@@ -3,7 +3,8 @@
 Readers keep working on the old index during a build. Large vaults are built in parallel
 worker processes (see below).
 
-:class:`IndexBuilding` is the part of :class:`vault_tools.index.index.Index` that does this.
+:class:`IndexBuilder` is the part of :class:`vault_tools.index.index.Index` that does this, on the
+index's shared :class:`~vault_tools.index.state.IndexState`.
 """
 
 from __future__ import annotations
@@ -32,13 +33,14 @@ from vault_tools.index.manifest import (
     scan_note_stats,
     write_json_atomic,
 )
+from vault_tools.index.state import IndexState
 from vault_tools.index.writer import (
-    IndexWriting,
     Interrupted,
     NoteProgress,
     UpdateReport,
     add_note,
     progress_bar,
+    read_note_file,
 )
 from vault_tools.notes import model as notes
 
@@ -53,14 +55,14 @@ MAX_BUILD_WORKERS = 4
 BUILD_LIMIT_MB = 128
 
 
-class IndexBuilding(IndexWriting):
-    """Full builds (see the module docstring); a part of :class:`vault_tools.index.index.Index`."""
+class IndexBuilder:
+    """Full builds (see the module docstring); a part of :class:`vault_tools.index.index.Index`.
+    Callers hold the ``index`` lock."""
 
-    build_workers: int | None
+    def __init__(self, state: IndexState) -> None:
+        self.state = state
 
-    # -- internals: rebuild -------------------------------------------------------------------
-
-    def _rebuild_locked(
+    def rebuild_locked(
         self,
         report: UpdateReport,
         *,
@@ -68,11 +70,13 @@ class IndexBuilding(IndexWriting):
         should_stop: Callable[[], bool] | None,
         quarantine: str | None,
     ) -> None:
-        state = self.config.make_state_dir()
-        self._cleanup_leftovers()
+        """Index every note into a new folder and swap it in; the old one is deleted, or kept as
+        ``index.broken-*`` when ``quarantine`` says why it was unusable."""
+        state = self.state.config.make_state_dir()
+        self.cleanup_leftovers()
         tmp = state / f"{INDEX_DIR}.tmp-{os.getpid()}"
         file_warnings: list[notes.Warning_] = []
-        on_disk = scan_note_stats(self.vault, file_warnings)
+        on_disk = scan_note_stats(self.state.vault, file_warnings)
         report.warnings += [str(w) for w in file_warnings]
         workers = self._workers_for(on_disk)
         try:
@@ -80,7 +84,7 @@ class IndexBuilding(IndexWriting):
             if workers > 1:
                 try:
                     manifest = _parallel_build(
-                        tmp, self.vault, on_disk, workers, report, progress, should_stop
+                        tmp, self.state.vault, on_disk, workers, report, progress, should_stop
                     )
                 except (Interrupted, KeyboardInterrupt):
                     raise
@@ -113,8 +117,8 @@ class IndexBuilding(IndexWriting):
 
     def _workers_for(self, on_disk: Scan) -> int:
         """Processes for a full build: one for small vaults, else one per core (at most 4)."""
-        if self.build_workers is not None:
-            return max(1, min(self.build_workers, len(on_disk)))
+        if self.state.build_workers is not None:
+            return max(1, min(self.state.build_workers, len(on_disk)))
         total = sum(st.st_size for _path, st in on_disk.values())
         if total < PARALLEL_BUILD_BYTES or len(on_disk) < 2:
             return 1
@@ -139,7 +143,7 @@ class IndexBuilding(IndexWriting):
             for rel, (path, on_disk_st) in on_disk.items():
                 if should_stop is not None and should_stop():
                     raise Interrupted
-                note = self._read(Path(path), report)
+                note = read_note_file(Path(path), self.state.vault, report)
                 moving = NoteProgress(bar.update, on_disk_st.st_size, len(note[1].entries) if note else 0)
                 if note is None:
                     moving.finish()
@@ -161,10 +165,11 @@ class IndexBuilding(IndexWriting):
 
     def _swap_in(self, fresh: Path, quarantine: str | None) -> None:
         """Replace the index folder with ``fresh``; the old one is quarantined or deleted."""
-        state = self.config.state_dir
-        self._ix = None
+        state = self.state.config.state_dir
+        index_dir = self.state.dir
+        self.state.forget_ix()
         old: Path | None = None
-        if self.dir.exists() or self.dir.is_symlink():
+        if index_dir.exists() or index_dir.is_symlink():
             if quarantine:
                 stamp = dt.datetime.now().strftime("%Y%m%dT%H%M%S")
                 old = state / f"{INDEX_DIR}.broken-{stamp}"
@@ -174,8 +179,8 @@ class IndexBuilding(IndexWriting):
                     old = state / f"{INDEX_DIR}.broken-{stamp}-{n}"
             else:
                 old = state / f"{INDEX_DIR}.old-{os.getpid()}"
-            os.replace(self.dir, old)
-        os.replace(fresh, self.dir)
+            os.replace(index_dir, old)
+        os.replace(fresh, index_dir)
         if old is not None and not quarantine:
             shutil.rmtree(old, ignore_errors=True)
         broken = sorted(state.glob(f"{INDEX_DIR}.broken-*"), key=lambda p: p.stat().st_mtime)
@@ -185,11 +190,11 @@ class IndexBuilding(IndexWriting):
             else:
                 extra.unlink(missing_ok=True)
 
-    def _cleanup_leftovers(self) -> None:
+    def cleanup_leftovers(self) -> None:
         """Remove the temporary folders of builds that died (only called under the lock)."""
-        for leftover in self.config.state_dir.glob(f"{INDEX_DIR}.tmp-*"):
+        for leftover in self.state.config.state_dir.glob(f"{INDEX_DIR}.tmp-*"):
             shutil.rmtree(leftover, ignore_errors=True)
-        for leftover in self.config.state_dir.glob(f"{INDEX_DIR}.old-*"):
+        for leftover in self.state.config.state_dir.glob(f"{INDEX_DIR}.old-*"):
             shutil.rmtree(leftover, ignore_errors=True)
 
 

@@ -1,22 +1,25 @@
 """``vault-tools doctor``: the files on disk (hashed) against the index, document by document.
 
-:class:`IndexDoctor` is the part of :class:`vault_tools.index.index.Index` that examines and repairs;
-:meth:`Index.doctor` takes the lock and runs it.
+:class:`IndexDoctor` is the part of :class:`vault_tools.index.index.Index` that examines and repairs
+(through the index's :class:`~vault_tools.index.writer.IndexWriter` and
+:class:`~vault_tools.index.healing.IndexHealer`); :meth:`Index.doctor` runs it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from vault_tools.index.documents import F_ID, F_PATH, note_documents, same_document
-from vault_tools.index.healing import IndexHealing
+from vault_tools.index.healing import IndexHealer
 from vault_tools.index.lines import fix_lines, load_lines
-from vault_tools.index.manifest import FileRecord, file_sha256, load_manifest, scan_note_stats, scan_notes
-from vault_tools.index.writer import UpdateReport
+from vault_tools.index.manifest import FileRecord, file_sha256, scan_note_stats, scan_notes
+from vault_tools.index.state import IndexState
+from vault_tools.index.writer import IndexWriter, UpdateReport
 from vault_tools.notes import model as notes
 
 
@@ -65,16 +68,36 @@ class DoctorReport:
         return "\n".join(lines)
 
 
-class IndexDoctor(IndexHealing):
+class IndexDoctor:
     """Examine and repair (see the module docstring); a part of :class:`vault_tools.index.index.Index`."""
 
-    # -- internals: doctor --------------------------------------------------------------------
+    def __init__(self, state: IndexState, writer: IndexWriter, healer: IndexHealer) -> None:
+        self.state = state
+        self.writer = writer
+        self.healer = healer
 
-    def _examine(self) -> DoctorReport:
-        problem = self._settled_problem()
-        manifest = load_manifest(self.dir) or {}
+    def run(self, *, fix: bool) -> DoctorReport:
+        """Compare the files on disk (hashed) with the index document by document; ``fix`` repairs
+        what differs, under the lock."""
+        if not fix:
+            return self.examine()
+        with self.state.lock("doctor --fix"):
+            before = self.examine()
+            fixed = UpdateReport()
+            started = time.monotonic()
+            if not self.healer.heal_locked(fixed, progress=False, should_stop=None):
+                self._repair_locked(before, fixed)
+            fixed.seconds = time.monotonic() - started
+            after = self.examine()
+        after.fixed = fixed
+        return after
+
+    def examine(self) -> DoctorReport:
+        """What differs between the notes on disk and the index (read only)."""
+        problem = self.healer.settled_problem()
+        manifest = self.state.manifest()
         file_warnings: list[notes.Warning_] = []
-        on_disk = scan_notes(self.vault, file_warnings)
+        on_disk = scan_notes(self.state.vault, file_warnings)
         changed = [
             rel
             for rel, path in sorted(on_disk.items())
@@ -108,8 +131,8 @@ class IndexDoctor(IndexHealing):
 
     def _examine_documents(self, report: DoctorReport, manifest: Mapping[str, FileRecord]) -> None:
         stale: set[str] = set()
-        moved = load_lines(self.dir)
-        with self._open_ix().reader() as r:
+        moved = load_lines(self.state.dir)
+        with self.state.open_ix().reader() as r:
             report.entries_indexed = r.doc_count()
             for rel in r.field_terms(F_PATH):
                 docs = set(r.postings(F_PATH, rel).all_ids()) if r.doc_frequency(F_PATH, rel) else set()
@@ -140,7 +163,7 @@ class IndexDoctor(IndexHealing):
         """The documents ``rel`` makes as it is on disk, by entry id; None when it is not the version
         the manifest describes (changed or gone files are reported as such)."""
         try:
-            note = notes.read_note(self.vault / rel, self.vault)
+            note = notes.read_note(self.state.vault / rel, self.state.vault)
         except OSError:
             return None
         if note.digest != rec.sha256:
@@ -148,8 +171,8 @@ class IndexDoctor(IndexHealing):
         return {doc[F_ID]: doc for doc in note_documents(note)}
 
     def _repair_locked(self, before: DoctorReport, report: UpdateReport) -> None:
-        manifest = load_manifest(self.dir) or {}
-        on_disk = scan_note_stats(self.vault)
+        manifest = self.state.manifest()
+        on_disk = scan_note_stats(self.state.vault)
         report.files_on_disk = len(on_disk)
         suspects = set(before.changed_files) | set(before.stale_paths) | set(before.not_indexed)
         suspects |= {m.split(": ", 1)[0] for m in before.count_mismatches}
@@ -157,10 +180,10 @@ class IndexDoctor(IndexHealing):
             rel: Path(on_disk[rel][0]) if rel in on_disk else None for rel in suspects
         }
         work.update({rel: None for rel in before.missing_files})
-        changed, deleted = self._diff(manifest, on_disk, hash_check=False)
+        changed, deleted = self.writer.diff(manifest, on_disk, hash_check=False)
         work.update({rel: Path(on_disk[rel][0]) for rel in changed})
         work.update({rel: None for rel in deleted})
-        self._apply(
+        self.writer.apply(
             report,
             manifest,
             work,
@@ -169,7 +192,7 @@ class IndexDoctor(IndexHealing):
             purge=frozenset(before.stale_paths),
         )
         with contextlib.suppress(Exception):
-            ix = self._open_ix()
+            ix = self.state.open_ix()
             with ix.reader() as r:
                 deleted_docs = r.doc_count_all() - r.doc_count()
                 if deleted_docs > 0.2 * max(1, r.doc_count_all()):

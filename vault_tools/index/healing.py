@@ -5,7 +5,9 @@ moves it to ``.vault-tools/index.broken-<time>/`` (the last two are kept), rebui
 one warning. A missing or broken index that another process is rebuilding raises
 :class:`IndexBusyError`.
 
-:class:`IndexHealing` is the part of :class:`vault_tools.index.index.Index` that does this.
+:class:`IndexHealer` is the part of :class:`vault_tools.index.index.Index` that does this, on the
+index's shared :class:`~vault_tools.index.state.IndexState`, rebuilding through its
+:class:`~vault_tools.index.builder.IndexBuilder`.
 """
 
 from __future__ import annotations
@@ -14,13 +16,13 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from vault_tools import locks
 from vault_tools.errors import LockedError, VaultError
 from vault_tools.index import storage
 from vault_tools.index.analysis import ANALYZER_VERSION
-from vault_tools.index.builder import IndexBuilding
+from vault_tools.index.builder import IndexBuilder
 from vault_tools.index.documents import F_PATH, SCHEMA_VERSION, schema
-from vault_tools.index.manifest import LOCK_NAME, META_FILE, load_manifest, read_json
+from vault_tools.index.manifest import META_FILE, load_manifest, read_json
+from vault_tools.index.state import IndexState
 from vault_tools.index.writer import UpdateReport
 
 
@@ -31,8 +33,12 @@ class IndexBusyError(LockedError):
 TRANSIENT_RETRIES = (0.05, 0.2)
 
 
-class IndexHealing(IndexBuilding):
+class IndexHealer:
     """Checks and healing (see the module docstring); a part of :class:`vault_tools.index.index.Index`."""
+
+    def __init__(self, state: IndexState, builder: IndexBuilder) -> None:
+        self.state = state
+        self.builder = builder
 
     def problem(self, *, deep: bool = False) -> str | None:
         """Why the index cannot be used as it is (missing, corrupt, schema-old), or None.
@@ -41,9 +47,10 @@ class IndexHealing(IndexBuilding):
         ``deep`` also reads a little of every segment. Without the lock a reader may see a
         transient state; callers that act on the answer check again while holding the lock.
         """
-        if not self.dir.is_dir():
-            return "missing" if not self.dir.exists() else f"{self.dir} is not a folder"
-        meta = read_json(self.dir / META_FILE)
+        index_dir = self.state.dir
+        if not index_dir.is_dir():
+            return "missing" if not index_dir.exists() else f"{index_dir} is not a folder"
+        meta = read_json(index_dir / META_FILE)
         if not meta:
             return "it has no meta.json (made by another version, or an interrupted build)"
         if meta.get("schema_version") != SCHEMA_VERSION:
@@ -55,9 +62,9 @@ class IndexHealing(IndexBuilding):
                 f"its analyzer is version {meta.get('analyzer_version')}, "
                 f"this vault-tools uses {ANALYZER_VERSION}"
             )
-        if load_manifest(self.dir) is None:
+        if load_manifest(index_dir) is None:
             return "its manifest.json is missing or unreadable"
-        files = storage.tracking_storage(self.dir)
+        files = storage.tracking_storage(index_dir)
         try:
             ix = files.open_index(schema=schema())
             if deep:
@@ -68,7 +75,7 @@ class IndexHealing(IndexBuilding):
             files.close_all()  # Whoosh leaks the files it opened when reading fails
         return None
 
-    def _settled_problem(self, *, deep: bool = False) -> str | None:
+    def settled_problem(self, *, deep: bool = False) -> str | None:
         """``problem()``, asked again after short pauses so a concurrent commit or swap settles.
 
         A deep check is asked once: opening the segments already waits out a concurrent merge.
@@ -85,29 +92,29 @@ class IndexHealing(IndexBuilding):
 
     def _lock_is_busy(self) -> bool:
         try:
-            with locks.hold(self.config, LOCK_NAME, timeout=0, what="checking"):
+            with self.state.lock("checking", timeout=0):
                 return False
         except LockedError:
             return True
 
-    def _heal_if_needed(
+    def heal_if_needed(
         self, report: UpdateReport, *, progress: bool, timeout: float, deep: bool = False
     ) -> bool:
         """Rebuild a missing/broken/old index (under the lock). True when it rebuilt."""
-        problem = self._settled_problem(deep=deep)
+        problem = self.settled_problem(deep=deep)
         if problem is None:
             return False
         try:
-            with locks.hold(self.config, LOCK_NAME, timeout=timeout, what="rebuilding the index"):
-                return self._heal_locked(report, progress=progress, should_stop=None, deep=deep)
+            with self.state.lock("rebuilding the index", timeout=timeout):
+                return self.heal_locked(report, progress=progress, should_stop=None, deep=deep)
         except LockedError:
             pass
         raise IndexBusyError(
-            f"the search index is not usable ({problem}) and {locks.describe_owner(self.config, LOCK_NAME)} "
+            f"the search index is not usable ({problem}) and {self.state.lock_owner()} "
             "is writing it (probably rebuilding). Try again in a minute."
         )
 
-    def _heal_locked(
+    def heal_locked(
         self,
         report: UpdateReport,
         *,
@@ -116,7 +123,7 @@ class IndexHealing(IndexBuilding):
         deep: bool = False,
     ) -> bool:
         """Under the lock: if the index is unusable, quarantine it and rebuild. True when it did."""
-        self._cleanup_leftovers()
+        self.builder.cleanup_leftovers()
         problem = self.problem(deep=deep)
         if problem is None:
             return False
@@ -125,14 +132,14 @@ class IndexHealing(IndexBuilding):
             report.healed = problem
             report.warnings.append(
                 f"the search index was unusable: {problem}; rebuilt it from the notes "
-                f"(the old one is kept in {self.config.state_dir}/index.broken-*)"
+                f"(the old one is kept in {self.state.config.state_dir}/index.broken-*)"
             )
-        self._rebuild_locked(
+        self.builder.rebuild_locked(
             report, progress=progress, should_stop=should_stop, quarantine=problem if quarantine else None
         )
         return True
 
-    def _guarded(
+    def guarded(
         self,
         report: UpdateReport,
         progress: bool,
@@ -145,8 +152,8 @@ class IndexHealing(IndexBuilding):
         except VaultError:
             raise
         except Exception:
-            self._ix = None
-            if not self._heal_locked(report, progress=progress, should_stop=should_stop, deep=True):
+            self.state.forget_ix()
+            if not self.heal_locked(report, progress=progress, should_stop=should_stop, deep=True):
                 raise
 
 

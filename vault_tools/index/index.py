@@ -52,156 +52,44 @@ Field names are the ``F_*`` constants; :func:`date_filter`, :func:`tag_filter` a
 16-bit NUMERIC day numbers, :func:`day_number`; tags match by hierarchical prefix with one
 Term on ``tagpath``). ``day`` is sortable (``sortedby=F_DAY``).
 
-Where the parts live (:class:`Index` ties them together; every public name is also importable
-from here):
+Where the parts live. :class:`Index` is a facade: it reads (searchers) itself and hands writing,
+building, healing and checking to parts with one job each, which share one
+:class:`~vault_tools.index.state.IndexState` (the paths, the lock, the open Whoosh index, what
+this process wrote):
 
+* :mod:`vault_tools.index.writer`: :class:`IndexWriter`: incremental updates, the batch, merges
+* :mod:`vault_tools.index.builder`: :class:`IndexBuilder`: full builds (parallel workers), swap-in
+* :mod:`vault_tools.index.healing`: :class:`IndexHealer`: is the index usable; quarantine, rebuild
+* :mod:`vault_tools.index.doctor`: :class:`IndexDoctor`: disk against index, document by document
+* :mod:`vault_tools.index.status`: what ``vault-tools status`` shows; the watcher's heartbeat
 * :mod:`vault_tools.index.documents`: fields, schema, an entry's document, filters, neighbours
 * :mod:`vault_tools.index.manifest`: the manifest, the index folder's files, scanning the notes
-* :mod:`vault_tools.index.writer`: incremental updates, the batch writer, segment merges
-* :mod:`vault_tools.index.builder`: full builds (parallel workers), swapping a new index in
-* :mod:`vault_tools.index.healing`: is the index usable; quarantine and rebuild when not
-* :mod:`vault_tools.index.doctor`: ``doctor``: disk against index, document by document
+* :mod:`vault_tools.index.whoosh_private`: every use of Whoosh's private API
 """
 
 from __future__ import annotations
 
 import contextlib
-import datetime as dt
 import logging
 import time
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from vault_tools import locks
 from vault_tools.config import Config
 from vault_tools.errors import LockedError, VaultError
-from vault_tools.index import storage
-from vault_tools.index.builder import (
-    BUILD_LIMIT_MB,
-    KEEP_BROKEN,
-    MAX_BUILD_WORKERS,
-    PARALLEL_BUILD_BYTES,
-    build_worker_main,
-)
+from vault_tools.index.builder import IndexBuilder
 from vault_tools.index.doctor import DoctorReport, IndexDoctor
-from vault_tools.index.documents import (
-    DAY_EPOCH,
-    F_AFTER,
-    F_BEFORE,
-    F_BLOCK_ID,
-    F_DATETIME,
-    F_DAY,
-    F_END,
-    F_FIELDS,
-    F_FILE_HASH,
-    F_ID,
-    F_IMPORTANCE,
-    F_KIND,
-    F_LINKS,
-    F_NEIGHBOURS,
-    F_NEXT,
-    F_PATH,
-    F_SECTION,
-    F_SPEAKER,
-    F_START,
-    F_TAGPATH,
-    F_TAGS,
-    F_TEXT,
-    F_VISIBILITY,
-    NEIGHBOUR_FIELDS,
-    NEIGHBOURS_AFTER,
-    NEIGHBOURS_BEFORE,
-    SCHEMA_VERSION,
-    IndexedEntry,
-    date_filter,
-    day_from_number,
-    day_number,
-    entry_document,
-    make_schema,
-    neighbours,
-    schema,
-    tag_filter,
-    tag_prefixes,
-    visibility_filter,
-)
-from vault_tools.index.healing import TRANSIENT_RETRIES, IndexBusyError
-from vault_tools.index.manifest import (
-    INDEX_DIR,
-    LOCK_NAME,
-    MANIFEST_FILE,
-    MANIFEST_VERSION,
-    META_FILE,
-    RACY_SECONDS,
-    FileRecord,
-    Scan,
-    is_note_dir_rel,
-    is_note_rel,
-    load_manifest,
-    read_json,
-    save_manifest,
-    scan_note_stats,
-    scan_notes,
-    write_json_atomic,
-)
-from vault_tools.index.writer import (
-    MAX_SEGMENTS,
-    MERGE_FACTOR,
-    KnownFile,
-    UpdateReport,
-    merge_group,
-    tiered_merge,
-)
-from vault_tools.notes import edit as note_edit
-from vault_tools.notes import model as notes
+from vault_tools.index.healing import TRANSIENT_RETRIES, IndexHealer
+from vault_tools.index.state import IndexState
+from vault_tools.index.status import IndexStatus, describe, watcher_alive
+from vault_tools.index.writer import IndexWriter, UpdateReport
 
 T = TypeVar("T")
 log = logging.getLogger("vault_tools.index.index")
 
 
-WATCH_STATE_FILE = "watch.json"
-#: ``maintain(optimize=True)`` rewrites the index when this share of its documents is deleted.
-MAINTAIN_DELETED_SHARE = 0.3
-
-
-@dataclass
-class WatcherInfo:
-    pid: int
-    alive: bool  # the process runs and its heartbeat is fresh
-    heartbeat: float  # unix time of its last heartbeat
-    last_event: float | None
-    last_reconcile: float | None
-    summary: str
-
-
-@dataclass
-class IndexStatus:
-    state: str  # ok | stale | missing | broken | old
-    summary: str
-    problem: str | None
-    entries: int
-    files_indexed: int
-    files_on_disk: int
-    changed_files: list[str]  # by stat: new, modified or deleted since the last update
-    last_update: str | None  # ISO time the manifest was written
-    size_bytes: int
-    segments: int
-    deleted_docs: int
-    schema_version: int | None
-    analyzer_version: int | None
-    watcher: dict[str, Any] | None
-    bad_files: list[str]
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-# ---------------------------------------------------------------------------------------------
-# The index
-
-
-class Index(IndexDoctor):
+class Index:
     """The entry index of one vault. Cheap to create; every method opens what it needs.
 
     ``lock_timeout`` is how long writing methods (update, reconcile, rebuild, doctor --fix) wait
@@ -216,19 +104,26 @@ class Index(IndexDoctor):
         read_lock_timeout: float = 2.0,
         build_workers: int | None = None,
     ) -> None:
-        self.config = config
-        self.vault = config.vault
-        self.lock_timeout = lock_timeout
-        self.read_lock_timeout = read_lock_timeout
-        self.dir = config.state_dir / INDEX_DIR
-        #: Processes for a full build; None: decided by the vault's size (see PARALLEL_BUILD_BYTES).
-        self.build_workers: int | None = build_workers
+        self._state = IndexState(config, lock_timeout, read_lock_timeout, build_workers)
+        self._writer = IndexWriter(self._state)
+        self._builder = IndexBuilder(self._state)
+        self._healer = IndexHealer(self._state, self._builder)
+        self._doctor = IndexDoctor(self._state, self._writer, self._healer)
         #: Warnings from healing that happened outside a report (in ``searcher``/``read``/``recover``).
         self.warnings: list[str] = []
-        self._ix: Any = None
         self._primed: Any = None  # a searcher opened (and so validated) by ensure_current
-        self._known: dict[str, KnownFile] = {}
-        self._known_stamp: tuple[int, int] | None = None
+
+    @property
+    def config(self) -> Config:
+        return self._state.config
+
+    @property
+    def vault(self) -> Path:
+        return self._state.vault
+
+    @property
+    def dir(self) -> Path:
+        return self._state.dir
 
     def close(self) -> None:
         """Close the searcher ``ensure_current`` opened, if ``searcher()`` did not take it."""
@@ -309,9 +204,9 @@ class Index(IndexDoctor):
         broken and another process holds the lock.
         """
         self.close()
-        self._ix = None
+        self._state.forget_ix()
         report = UpdateReport()
-        if not self._heal_if_needed(report, progress=False, timeout=self.read_lock_timeout, deep=True):
+        if not self._heal_if_needed(report, deep=True):
             return None
         self.warnings += report.warnings
         return report
@@ -333,28 +228,30 @@ class Index(IndexDoctor):
         started = time.monotonic()
         report = UpdateReport(watcher=watcher_alive(self.config))
         self.close()
-        if not self._heal_if_needed(report, progress=progress, timeout=self.read_lock_timeout):
+        if not self._heal_if_needed(report, progress=progress):
             self._catch_up(report, progress=progress)
         self._primed = self._open_searcher(report, checked=True)
         report.seconds = time.monotonic() - started
         return report
 
     def _catch_up(self, report: UpdateReport, *, progress: bool) -> None:
-        manifest = load_manifest(self.dir) or {}
-        on_disk = self._scan(report)
-        changed, deleted = self._diff(manifest, on_disk, hash_check=True)
+        manifest = self._state.manifest()
+        on_disk = self._writer.scan(report)
+        changed, deleted = self._writer.diff(manifest, on_disk, hash_check=True)
         report.files_on_disk = len(on_disk)
         report.entries = sum(r.entries for r in manifest.values())
         if not changed and not deleted:
             return
         try:
-            with locks.hold(self.config, LOCK_NAME, timeout=self.read_lock_timeout, what="catching up"):
-                self._guarded(report, progress, None, lambda: self._reconcile_locked(report, progress, None))
+            with self._state.lock("catching up", timeout=self._state.read_lock_timeout):
+                self._healer.guarded(
+                    report, progress, None, lambda: self._writer.reconcile_locked(report, progress, None)
+                )
         except LockedError:
             report.stale = True
             report.stale_reason = (
                 f"{len(changed) + len(deleted)} changed file(s) not indexed yet; "
-                f"{locks.describe_owner(self.config, LOCK_NAME)} is writing the index"
+                f"{self._state.lock_owner()} is writing the index"
             )
 
     def reconcile(
@@ -374,13 +271,13 @@ class Index(IndexDoctor):
         report = UpdateReport(watcher=watcher_alive(self.config))
 
         def body() -> None:
-            self._reconcile_locked(report, progress, should_stop)
+            self._writer.reconcile_locked(report, progress, should_stop)
             if (merge or optimize) and not report.interrupted:
-                self._maintain_locked(max_docs=2**62 if optimize else 4096, optimize=optimize)
+                self._writer.maintain_locked(max_docs=2**62 if optimize else 4096, optimize=optimize)
 
-        with locks.hold(self.config, LOCK_NAME, timeout=self.lock_timeout, what="updating the index"):
-            if not self._heal_locked(report, progress=progress, should_stop=should_stop):
-                self._guarded(report, progress, should_stop, body)
+        with self._state.lock("updating the index"):
+            if not self._healer.heal_locked(report, progress=progress, should_stop=should_stop):
+                self._healer.guarded(report, progress, should_stop, body)
         report.seconds = time.monotonic() - started
         return report
 
@@ -394,12 +291,14 @@ class Index(IndexDoctor):
         report = UpdateReport()
 
         def body() -> None:
-            manifest = load_manifest(self.dir) or {}
-            self._apply(report, manifest, self._expand(paths, manifest), should_stop=should_stop)
+            manifest = self._state.manifest()
+            self._writer.apply(
+                report, manifest, self._writer.expand(paths, manifest), should_stop=should_stop
+            )
 
-        with locks.hold(self.config, LOCK_NAME, timeout=self.lock_timeout, what="updating the index"):
-            if not self._heal_locked(report, progress=False, should_stop=should_stop):
-                self._guarded(report, False, should_stop, body)
+        with self._state.lock("updating the index"):
+            if not self._healer.heal_locked(report, progress=False, should_stop=should_stop):
+                self._healer.guarded(report, False, should_stop, body)
         report.seconds = time.monotonic() - started
         return report
 
@@ -409,8 +308,8 @@ class Index(IndexDoctor):
         """Index every note from nothing (into a new folder, swapped in when complete)."""
         started = time.monotonic()
         report = UpdateReport()
-        with locks.hold(self.config, LOCK_NAME, timeout=self.lock_timeout, what="rebuilding the index"):
-            self._rebuild_locked(report, progress=progress, should_stop=should_stop, quarantine=None)
+        with self._state.lock("rebuilding the index"):
+            self._builder.rebuild_locked(report, progress=progress, should_stop=should_stop, quarantine=None)
         report.seconds = time.monotonic() - started
         return report
 
@@ -425,104 +324,34 @@ class Index(IndexDoctor):
         ``lock_timeout``.
         """
         try:
-            with locks.hold(self.config, LOCK_NAME, timeout=lock_timeout, what="merging segments"):
-                return self.problem() is None and self._maintain_locked(max_docs=max_docs, optimize=optimize)
+            with self._state.lock("merging segments", timeout=lock_timeout):
+                return self.problem() is None and self._writer.maintain_locked(
+                    max_docs=max_docs, optimize=optimize
+                )
         except LockedError:
             return False
 
-    def _maintain_locked(self, *, max_docs: int, optimize: bool) -> bool:
-        self._ix = None
-        ix = self._open_ix()
-        remembered = self._known_stamp == self._index_stamp(ix)
-        writer = ix.writer(timeout=5.0)
-        segments = list(writer.segments)
-        total = sum(seg.doc_count_all() for seg in segments)
-        deleted = total - sum(seg.doc_count() for seg in segments)
-        if optimize and total and deleted > MAINTAIN_DELETED_SHARE * total:
-            writer.commit(optimize=True)
-        elif merge_group(segments, max_docs) is not None:
-            writer.commit(mergetype=tiered_merge(max_docs))
-        else:
-            writer.cancel()
-            return False
-        self._ix = None
-        if remembered:  # a merge moves documents and changes none: what this process wrote still holds
-            self._known_stamp = self._index_stamp(self._open_ix())
-        return True
-
     # -- checks -------------------------------------------------------------------------------
+
+    def problem(self, *, deep: bool = False) -> str | None:
+        """Why the index cannot be used as it is (missing, corrupt, schema-old), or None
+        (:meth:`IndexHealer.problem`)."""
+        return self._healer.problem(deep=deep)
 
     def status(self) -> IndexStatus:
         """A read-only description: counts, what changed on disk since the last update, the watcher."""
-        problem = self._settled_problem()
-        manifest = load_manifest(self.dir) or {}
-        warnings: list[notes.Warning_] = []
-        on_disk = scan_note_stats(self.vault, warnings)
-        changed, deleted = self._diff(manifest, on_disk, hash_check=True)
-        entries = segments = deleted_docs = 0
-        if problem is None:
-            with contextlib.suppress(Exception), self._open_ix().reader() as r:
-                entries = r.doc_count()
-                deleted_docs = r.doc_count_all() - entries
-                segments = len(list(r.leaf_readers()))
-        meta = read_json(self.dir / META_FILE)
-        watcher = watcher_info(self.config)
-        state = "ok"
-        if problem == "missing":
-            state = "missing"
-        elif problem is not None:
-            state = (
-                "old" if problem.startswith(("its schema", "its analyzer", "it has no meta")) else "broken"
-            )
-        elif changed or deleted:
-            state = "stale"
-        stale_paths = sorted(changed + deleted)
-        if state == "ok":
-            summary = f"{entries} entries from {len(manifest)} files, up to date"
-        elif state == "stale":
-            summary = f"{entries} entries; {len(stale_paths)} file(s) changed since the last update"
-        elif state == "missing":
-            summary = "not built yet (any search builds it; or run `vault-tools index`)"
-        else:
-            summary = f"unusable: {problem}; the next command rebuilds it"
-        if watcher is not None:
-            summary += f"; watcher {'running' if watcher.alive else 'not running'} (pid {watcher.pid})"
-        bad = [f"{rel}: {w}" for rel, rec in sorted(manifest.items()) for w in rec.warnings]
-        bad += [str(w) for w in warnings]
-        return IndexStatus(
-            state=state,
-            summary=summary,
-            problem=problem,
-            entries=entries,
-            files_indexed=len(manifest),
-            files_on_disk=len(on_disk),
-            changed_files=stale_paths,
-            last_update=_iso_mtime(self.dir / MANIFEST_FILE),
-            size_bytes=_dir_size(self.dir),
-            segments=segments,
-            deleted_docs=deleted_docs,
-            schema_version=meta.get("schema_version"),
-            analyzer_version=meta.get("analyzer_version"),
-            watcher=asdict(watcher) if watcher is not None else None,
-            bad_files=bad,
-        )
+        return describe(self._state, self._writer, self._healer.settled_problem())
 
     def doctor(self, *, fix: bool = False) -> DoctorReport:
         """Compare the files on disk (hashed) with the index document by document; ``fix`` repairs."""
-        if fix:
-            with locks.hold(self.config, LOCK_NAME, timeout=self.lock_timeout, what="doctor --fix"):
-                before = self._examine()
-                fixed = UpdateReport()
-                started = time.monotonic()
-                if not self._heal_locked(fixed, progress=False, should_stop=None):
-                    self._repair_locked(before, fixed)
-                fixed.seconds = time.monotonic() - started
-                after = self._examine()
-            after.fixed = fixed
-            return after
-        return self._examine()
+        return self._doctor.run(fix=fix)
 
     # -- internals: opening -------------------------------------------------------------------
+
+    def _heal_if_needed(self, report: UpdateReport, *, progress: bool = False, deep: bool = False) -> bool:
+        """Heal a missing or broken index, waiting ``read_lock_timeout`` for the lock; True when rebuilt."""
+        timeout = self._state.read_lock_timeout
+        return self._healer.heal_if_needed(report, progress=progress, timeout=timeout, deep=deep)
 
     def _take_primed(self) -> Any:
         primed, self._primed = self._primed, None
@@ -545,82 +374,16 @@ class Index(IndexDoctor):
         broken. Warnings go to ``report``.
         """
         if not checked:
-            self._heal_if_needed(report, progress=False, timeout=self.read_lock_timeout)
-        searcher = self._try_searcher()
+            self._heal_if_needed(report)
+        searcher = self._state.try_searcher()
         if searcher is not None:
             return searcher
-        self._heal_if_needed(report, progress=False, timeout=self.read_lock_timeout, deep=True)
-        searcher = self._try_searcher()
+        self._heal_if_needed(report, deep=True)
+        searcher = self._state.try_searcher()
         if searcher is None:
-            self._ix = None
-            return self._open_ix().searcher()  # still failing: let the error through
+            self._state.forget_ix()
+            return self._state.open_ix().searcher()  # still failing: let the error through
         return searcher
-
-    def _try_searcher(self) -> Any:
-        self._ix = None
-        files = storage.tracking_storage(self.dir)
-        try:
-            searcher = files.open_index(schema=schema()).searcher()
-        except Exception:
-            files.close_all()
-            return None
-        files.stop_tracking()  # the searcher owns its files now (and refresh() opens more)
-        return searcher
-
-
-def _iso_mtime(path: Path) -> str | None:
-    try:
-        stamp = path.stat().st_mtime
-    except OSError:
-        return None
-    return dt.datetime.fromtimestamp(stamp).astimezone().isoformat(timespec="seconds")
-
-
-def _dir_size(path: Path) -> int:
-    total = 0
-    with contextlib.suppress(OSError):
-        for child in path.iterdir():
-            with contextlib.suppress(OSError):
-                total += child.stat().st_size
-    return total
-
-
-# ---------------------------------------------------------------------------------------------
-# The watcher's heartbeat (written by vault_tools.watch.watcher, read here without importing watchdog)
-
-
-def watch_state_path(config: Config) -> Path:
-    return config.state_dir / WATCH_STATE_FILE
-
-
-pid_alive = note_edit.pid_alive
-
-
-def watcher_info(config: Config) -> WatcherInfo | None:
-    """The watcher's last heartbeat, and whether it is alive (process runs, heartbeat fresh)."""
-    data = read_json(watch_state_path(config))
-    if not data or "pid" not in data:
-        return None
-    try:
-        pid = int(data["pid"])
-        heartbeat = float(data.get("heartbeat", 0.0))
-        freshness = 3 * float(data.get("heartbeat_seconds", 10.0)) + 5.0
-    except (TypeError, ValueError):
-        return None
-    alive = not data.get("stopped") and pid_alive(pid) and time.time() - heartbeat < freshness
-    return WatcherInfo(
-        pid=pid,
-        alive=alive,
-        heartbeat=heartbeat,
-        last_event=data.get("last_event"),
-        last_reconcile=data.get("last_reconcile"),
-        summary=str(data.get("summary", "")) if alive else "not running",
-    )
-
-
-def watcher_alive(config: Config) -> bool:
-    info = watcher_info(config)
-    return info is not None and info.alive
 
 
 # ---------------------------------------------------------------------------------------------
@@ -636,84 +399,3 @@ def open_current(config: Config, *, progress: bool = False) -> tuple[Index, Upda
     """An index caught up with the files, and the report of catching up (check ``stale``)."""
     idx = Index(config)
     return idx, idx.ensure_current(progress=progress)
-
-
-__all__ = [
-    "BUILD_LIMIT_MB",
-    "DAY_EPOCH",
-    "F_AFTER",
-    "F_BEFORE",
-    "F_BLOCK_ID",
-    "F_DATETIME",
-    "F_DAY",
-    "F_END",
-    "F_FIELDS",
-    "F_FILE_HASH",
-    "F_ID",
-    "F_IMPORTANCE",
-    "F_KIND",
-    "F_LINKS",
-    "F_NEIGHBOURS",
-    "F_NEXT",
-    "F_PATH",
-    "F_SECTION",
-    "F_SPEAKER",
-    "F_START",
-    "F_TAGPATH",
-    "F_TAGS",
-    "F_TEXT",
-    "F_VISIBILITY",
-    "INDEX_DIR",
-    "KEEP_BROKEN",
-    "LOCK_NAME",
-    "MAINTAIN_DELETED_SHARE",
-    "MANIFEST_FILE",
-    "MANIFEST_VERSION",
-    "MAX_BUILD_WORKERS",
-    "MAX_SEGMENTS",
-    "MERGE_FACTOR",
-    "META_FILE",
-    "NEIGHBOURS_AFTER",
-    "NEIGHBOURS_BEFORE",
-    "NEIGHBOUR_FIELDS",
-    "PARALLEL_BUILD_BYTES",
-    "RACY_SECONDS",
-    "SCHEMA_VERSION",
-    "WATCH_STATE_FILE",
-    "DoctorReport",
-    "FileRecord",
-    "Index",
-    "IndexBusyError",
-    "IndexStatus",
-    "IndexedEntry",
-    "Scan",
-    "UpdateReport",
-    "WatcherInfo",
-    "build_worker_main",
-    "date_filter",
-    "day_from_number",
-    "day_number",
-    "entry_document",
-    "is_note_dir_rel",
-    "is_note_rel",
-    "load_manifest",
-    "make_schema",
-    "merge_group",
-    "neighbours",
-    "open_current",
-    "pid_alive",
-    "read_json",
-    "save_manifest",
-    "scan_note_stats",
-    "scan_notes",
-    "schema",
-    "status",
-    "tag_filter",
-    "tag_prefixes",
-    "tiered_merge",
-    "visibility_filter",
-    "watch_state_path",
-    "watcher_alive",
-    "watcher_info",
-    "write_json_atomic",
-]

@@ -6,8 +6,8 @@ commit, then saves the manifest that describes it. Segments merge by size class
 (:func:`tiered_merge`): a commit merges the small classes in line (a few milliseconds), and
 :meth:`Index.maintain` the bigger ones when nobody waits.
 
-:class:`IndexWriting` is the part of :class:`vault_tools.index.index.Index` that does this (the index's
-state is set by ``Index.__init__``).
+:class:`IndexWriter` is the part of :class:`vault_tools.index.index.Index` that does this, on the
+index's shared :class:`~vault_tools.index.state.IndexState`.
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from vault_tools.config import Config
 from vault_tools.index.documents import (
     F_END,
     F_ID,
@@ -34,7 +33,6 @@ from vault_tools.index.documents import (
     first_entries,
     note_documents,
     same_document,
-    schema,
 )
 from vault_tools.index.lines import Table, load_lines, moved_entries, save_lines
 from vault_tools.index.manifest import (
@@ -45,13 +43,13 @@ from vault_tools.index.manifest import (
     file_sha256,
     is_note_dir_rel,
     is_note_rel,
-    load_manifest,
     new_record,
     save_manifest,
     scan_note_stats,
     scan_notes,
     unchanged,
 )
+from vault_tools.index.state import IndexState, KnownFile
 from vault_tools.index.tail import TAIL_ENTRIES, Rows, plan_append
 from vault_tools.notes import model as notes
 from vault_tools.notes import tail as note_tail
@@ -70,6 +68,8 @@ FORCED_MERGE_DOCS = 8192
 KNOWN_DELETES_MAX = 64
 #: Files with fewer entries are not remembered: their documents are cheap to read.
 KNOWN_MIN_ENTRIES = 64
+#: ``maintain(optimize=True)`` rewrites the index when this share of its documents is deleted.
+MAINTAIN_DELETED_SHARE = 0.3
 
 
 # ---------------------------------------------------------------------------------------------
@@ -125,46 +125,15 @@ class Interrupted(Exception):
     pass
 
 
-@dataclass
-class KnownFile:
-    """What this process last wrote (or compared) for a file: the hash of the content, and per
-    entry id the entry's fingerprint (index_documents.entry_fingerprints) and the lines its live
-    document holds. Valid while nobody else has committed to the index since (its generation).
+class IndexWriter:
+    """Incremental updates of one index (see the module docstring): which notes changed, and
+    writing them in one commit. A part of :class:`vault_tools.index.index.Index`; callers hold
+    the ``index`` lock."""
 
-    And, to read only what is appended next (:mod:`vault_tools.notes.tail`): how the file ends,
-    where the id of each entry of that end is first seen (:mod:`vault_tools.index.tail`), and
-    its line-table rows."""
+    def __init__(self, state: IndexState) -> None:
+        self.state = state
 
-    digest: str
-    rows: Rows
-    end: note_tail.NoteEnd | None = None
-    end_firsts: tuple[int, ...] = ()
-    moved: dict[str, list[int]] = field(default_factory=dict)
-
-
-class IndexWriting:
-    """Incremental updates (see the module docstring); a part of :class:`vault_tools.index.index.Index`."""
-
-    config: Config
-    vault: Path
-    dir: Path
-    _ix: Any
-    #: The files this process wrote, for the next update of each (see KnownFile), and the index
-    #: they describe (its folder and generation): another writer's commit, a merge or a rebuild
-    #: makes them unknown again.
-    _known: dict[str, KnownFile]
-    _known_stamp: tuple[int, int] | None
-
-    def _open_ix(self) -> Any:
-        from whoosh.filedb.filestore import FileStorage
-
-        if self._ix is None:
-            self._ix = FileStorage(str(self.dir)).open_index(schema=schema())
-        return self._ix
-
-    # -- internals: diff and apply ------------------------------------------------------------
-
-    def _diff(
+    def diff(
         self, manifest: Mapping[str, FileRecord], on_disk: Scan, *, hash_check: bool
     ) -> tuple[list[str], list[str]]:
         """(changed or new, deleted) relative paths. ``hash_check`` confirms a stat change by content."""
@@ -182,16 +151,17 @@ class IndexWriting:
         deleted = [rel for rel in manifest if rel not in on_disk]
         return changed, deleted
 
-    def _expand(self, paths: Iterable[Path], manifest: Mapping[str, FileRecord]) -> dict[str, Path | None]:
+    def expand(self, paths: Iterable[Path], manifest: Mapping[str, FileRecord]) -> dict[str, Path | None]:
         """The notes ``paths`` stand for (None: gone). Named files are always re-read; a folder
         stands for the notes in it now and those indexed under it, stat-filtered."""
+        vault = self.state.vault
         files: dict[str, Path | None] = {}
         folders: list[tuple[str, Path]] = []
-        root = self.vault.resolve()
+        root = vault.resolve()
         for given in paths:
-            path = given if given.is_absolute() else self.vault / given
+            path = given if given.is_absolute() else vault / given
             try:
-                rel = path.relative_to(self.vault).as_posix()
+                rel = path.relative_to(vault).as_posix()
             except ValueError:
                 continue
             rel = "" if rel == "." else rel
@@ -203,7 +173,7 @@ class IndexWriting:
                 files[rel] = path if exists else None
         work: dict[str, Path | None] = {}
         if folders:
-            on_disk = scan_notes(self.vault)
+            on_disk = scan_notes(vault)
             for prefix, _path in folders:
                 for known in manifest:
                     if known.startswith(prefix) and known not in on_disk:
@@ -214,37 +184,38 @@ class IndexWriting:
         work.update(files)
         return work
 
-    def _reconcile_locked(
+    def reconcile_locked(
         self, report: UpdateReport, progress: bool, should_stop: Callable[[], bool] | None
     ) -> None:
-        manifest = load_manifest(self.dir) or {}
-        on_disk = self._scan(report)
+        """Index every note whose stat changed, and remove gone ones and orphaned documents."""
+        manifest = self.state.manifest()
+        on_disk = self.scan(report)
         report.files_on_disk = len(on_disk)
-        changed, deleted = self._diff(manifest, on_disk, hash_check=False)
+        changed, deleted = self.diff(manifest, on_disk, hash_check=False)
         work: dict[str, Path | None] = {rel: Path(on_disk[rel][0]) for rel in changed}
         work.update({rel: None for rel in deleted})
         orphans = frozenset(self._orphan_paths(set(on_disk) | set(manifest)))
         work.update({rel: None for rel in orphans})
-        self._apply(report, manifest, work, should_stop=should_stop, progress=progress, purge=orphans)
+        self.apply(report, manifest, work, should_stop=should_stop, progress=progress, purge=orphans)
 
-    def _scan(self, report: UpdateReport) -> Scan:
+    def scan(self, report: UpdateReport) -> Scan:
         """:func:`scan_note_stats`, with a warning in ``report`` for each note or folder it could not read."""
         file_warnings: list[notes.Warning_] = []
-        on_disk = scan_note_stats(self.vault, file_warnings)
+        on_disk = scan_note_stats(self.state.vault, file_warnings)
         report.warnings += [str(w) for w in file_warnings if w.message.startswith(UNREADABLE)]
         return on_disk
 
     def _orphan_paths(self, known: set[str]) -> list[str]:
         """Paths with live documents that neither the disk nor the manifest knows (after a crash)."""
         orphans = []
-        ix = self._open_ix()
+        ix = self.state.open_ix()
         with ix.reader() as r:
             for rel in r.field_terms(F_PATH):
                 if rel not in known and r.postings(F_PATH, rel).is_active():
                     orphans.append(rel)
         return orphans
 
-    def _apply(
+    def apply(
         self,
         report: UpdateReport,
         manifest: dict[str, FileRecord],
@@ -261,41 +232,39 @@ class IndexWriting:
         its stat refreshed, unless it is in ``force_reindex``. A gone path's documents are deleted
         when the manifest knows it or it is in ``purge`` (documents nobody accounts for).
         """
-        ix = self._open_ix()
-        stamp = self._index_stamp(ix)
-        if stamp != self._known_stamp:
-            self._known.clear()
-        batch = _Batch(ix, manifest, report, self.dir, self._known)
+        state = self.state
+        ix = state.open_ix()
+        stamp = state.stamp(ix)
+        if stamp != state.known_stamp:
+            state.known.clear()
+        batch = _Batch(ix, manifest, report, state.dir, state.known)
         bar = progress_bar(len(work), progress, "indexing")
         try:
             for rel in sorted(work):
                 if should_stop is not None and should_stop():
                     raise Interrupted
                 bar.update(1)
-                self._apply_one(batch, rel, work[rel], force=rel in force_reindex, purge=rel in purge)
+                self.apply_one(batch, rel, work[rel], force=rel in force_reindex, purge=rel in purge)
             if should_stop is not None and should_stop():
                 raise Interrupted
-            if batch.commit(self.dir):
-                stamp = self._index_stamp(ix)
-            self._known.update(batch.known)
-            self._known_stamp = stamp
+            if batch.commit(state.dir):
+                stamp = state.stamp(ix)
+            state.known.update(batch.known)
+            state.known_stamp = stamp
         except Interrupted:
             report.interrupted = True
         finally:
             bar.close()
             batch.cancel()
-        self._ix = ix
+        state.ix = ix
         report.entries = sum(r.entries for r in manifest.values())
         if not report.files_on_disk:
             report.files_on_disk = len(manifest)
 
-    def _index_stamp(self, ix: Any) -> tuple[int, int]:
-        return os.stat(self.dir).st_ino, ix.latest_generation()
-
-    def _apply_one(self, batch: _Batch, rel: str, path: Path | None, *, force: bool, purge: bool) -> None:
+    def apply_one(self, batch: _Batch, rel: str, path: Path | None, *, force: bool, purge: bool) -> None:
         """Hash first; parse only when the content is not what the manifest already holds, and
         only what was appended when that is all that changed."""
-        read = None if path is None else self._read_bytes(path, batch.report)
+        read = None if path is None else _read_bytes(path, batch.report)
         if path is None or read is None:
             batch.remove(rel, purge=purge)
             return
@@ -307,28 +276,53 @@ class IndexWriting:
             if hashlib.sha256(data).hexdigest() == old.sha256:
                 batch.refresh(rel, st, old)
                 return
-        batch.put(rel, st, notes.parse_note(path, self.vault, data), len(data), force=force)
+        batch.put(rel, st, notes.parse_note(path, self.state.vault, data), len(data), force=force)
 
-    def _read(self, path: Path, report: UpdateReport) -> tuple[os.stat_result, notes.Note] | None:
-        """Stat (first) and read one note; None when it is gone."""
-        try:
-            st = path.stat()
-            return st, notes.read_note(path, self.vault)
-        except FileNotFoundError:
-            return None
-        except OSError as exc:
-            report.warnings.append(f"{path}: could not be read ({exc.strerror}); not indexed")
-            return None
+    def maintain_locked(self, *, max_docs: int, optimize: bool) -> bool:
+        """Merge one size class of small segments, or with ``optimize`` rewrite an index with many
+        deleted documents (see ``Index.maintain``); True when it did."""
+        state = self.state
+        state.forget_ix()
+        ix = state.open_ix()
+        remembered = state.known_stamp == state.stamp(ix)
+        writer = ix.writer(timeout=5.0)
+        segments = list(writer.segments)
+        total = sum(seg.doc_count_all() for seg in segments)
+        deleted = total - sum(seg.doc_count() for seg in segments)
+        if optimize and total and deleted > MAINTAIN_DELETED_SHARE * total:
+            writer.commit(optimize=True)
+        elif merge_group(segments, max_docs) is not None:
+            writer.commit(mergetype=tiered_merge(max_docs))
+        else:
+            writer.cancel()
+            return False
+        state.forget_ix()
+        if remembered:  # a merge moves documents and changes none: what this process wrote still holds
+            state.known_stamp = state.stamp(state.open_ix())
+        return True
 
-    def _read_bytes(self, path: Path, report: UpdateReport) -> tuple[os.stat_result, bytes] | None:
-        """Stat (first) and read one note's bytes; None when it is gone or cannot be read."""
-        try:
-            return path.stat(), path.read_bytes()
-        except FileNotFoundError:
-            return None
-        except OSError as exc:
-            report.warnings.append(f"{path}: could not be read ({exc.strerror}); not indexed")
-            return None
+
+def read_note_file(path: Path, vault: Path, report: UpdateReport) -> tuple[os.stat_result, notes.Note] | None:
+    """Stat (first) and read one note; None when it is gone or cannot be read (a warning in ``report``)."""
+    try:
+        st = path.stat()
+        return st, notes.read_note(path, vault)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        report.warnings.append(f"{path}: could not be read ({exc.strerror}); not indexed")
+        return None
+
+
+def _read_bytes(path: Path, report: UpdateReport) -> tuple[os.stat_result, bytes] | None:
+    """Stat (first) and read one note's bytes; None when it is gone or cannot be read."""
+    try:
+        return path.stat(), path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        report.warnings.append(f"{path}: could not be read ({exc.strerror}); not indexed")
+        return None
 
 
 def _tier(docs: int) -> int:

@@ -33,7 +33,7 @@ def privacy_parts(chat: Chat, include_private: bool = False) -> tuple[Any, Any]:
     """
     from whoosh.query import And, NullQuery, Or, Term
 
-    from vault_tools.index import index as ix
+    from vault_tools.index import documents as ix
     from vault_tools.privacy.rules import ENTRY_KINDS, VISIBILITIES, visible_in
 
     pairs = [(k, v) for k in sorted(ENTRY_KINDS) for v in sorted(VISIBILITIES)]
@@ -155,7 +155,7 @@ class Filters:
         """The privacy rule, the dates and the tags as one query; None when there are none."""
         from whoosh.query import And
 
-        from vault_tools.index import index as ix
+        from vault_tools.index import documents as ix
 
         parts = [q for q in (self.privacy, ix.date_filter(self.since, self.until)) if q is not None]
         parts += [ix.tag_filter(tag) for tag in self.tags]
@@ -178,7 +178,7 @@ class Filters:
     def doc_filter(self, scorer: BlockScorer) -> DocFilter:
         """These filters for :meth:`BlockScorer.top`: the dates on the ``day`` column, the rest as
         sets of document numbers (read once per searcher)."""
-        from vault_tools.index import index as ix
+        from vault_tools.index import documents as ix
         from vault_tools.index.scorer import DocFilter
 
         excluded = scorer.matching(self.excluded) if self.excluded is not None else frozenset()

@@ -58,7 +58,7 @@ def keyword_parts(parsed: ParsedQuery, tuning: Tuning, searcher: Any = None) -> 
     a heading or tag on everything (``## Work``, ``#work``) ranks nothing and costs a long
     posting list.
     """
-    from vault_tools.index import index as ix
+    from vault_tools.index import documents as ix
 
     if not parsed.terms:
         return []
@@ -102,7 +102,7 @@ def backoff_chars(parsed: ParsedQuery, tuning: Tuning, searcher: Any) -> list[st
     one is slow to search and says nothing). A bigram the notes do write needs no back-off, and
     costs none.
     """
-    from vault_tools.index import index as ix
+    from vault_tools.index import documents as ix
     from vault_tools.index.analysis import is_cjk_char
 
     if tuning.char_backoff <= 0 or searcher is None:
@@ -145,7 +145,7 @@ def co_subjects(keywords: str, names: Sequence[str]) -> set[str]:
 
 def speaker_terms(parsed: ParsedQuery, searcher: Any) -> dict[str, str]:
     """Analyzed term -> query word, for the query's words that name who says some entry."""
-    from vault_tools.index import index as ix
+    from vault_tools.index import documents as ix
     from vault_tools.index.analysis import tokenize
 
     if searcher is None:
@@ -166,7 +166,7 @@ def keyword_query(parts: Sequence[KeywordPart]) -> Any:
     """
     from whoosh.query import Or, Term
 
-    from vault_tools.index import index as ix
+    from vault_tools.index import documents as ix
     from vault_tools.index.analysis import term_query
 
     own = [(field, term, boost) for field, term, boost in parts if field not in ix.NEIGHBOUR_FIELDS]
@@ -190,7 +190,7 @@ def keyword_clauses(parts: Sequence[KeywordPart], searcher: Any) -> list[Clause]
     :class:`vault_tools.index.analysis.CjkCharQuery`. A neighbour's clause backs off: it counts only
     for entries whose own text lacks the term (see :meth:`vault_tools.index.scorer.BlockScorer.scores`).
     """
-    from vault_tools.index import index as ix
+    from vault_tools.index import documents as ix
     from vault_tools.index.analysis import cjk_char_terms, is_cjk_char
     from vault_tools.index.scorer import Clause
 

@@ -241,7 +241,7 @@ class Recaller:
         mode: str = "keyword",
         warnings: list[str] | None = None,
     ) -> list[Candidate]:
-        from vault_tools.index import index as ix
+        from vault_tools.index import documents as ix
 
         tuning = self.tuning
         searcher = self.warm.searcher
@@ -322,7 +322,7 @@ class Recaller:
         pool, and its summary must compete however many there are)."""
         from whoosh.query import Term
 
-        from vault_tools.index import index as ix
+        from vault_tools.index import documents as ix
 
         results = self.warm.searcher.search(filters.restrict(Term(ix.F_KIND, "summary")), limit=None)
         return [
@@ -399,7 +399,7 @@ class Recaller:
 def _id_query(entry_id: str) -> Any:
     from whoosh.query import Term
 
-    from vault_tools.index import index as ix
+    from vault_tools.index import documents as ix
 
     return Term(ix.F_ID, entry_id)
 

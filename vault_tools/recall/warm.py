@@ -86,7 +86,7 @@ class WarmSearcher:
 
     def block_scorer(self) -> BlockScorer | None:
         """The scorer of the current searcher (None: Whoosh's matchers must score this index)."""
-        from vault_tools.index import index as ix
+        from vault_tools.index import documents as ix
         from vault_tools.index.scorer import BlockScorer
 
         scorer = self._scorer
@@ -97,7 +97,7 @@ class WarmSearcher:
 
     def speakers(self) -> list[str]:
         """Who says entries in this index ("**Name**: ..."), as the speaker field holds them."""
-        from vault_tools.index import index as ix
+        from vault_tools.index import documents as ix
 
         searcher = self.searcher
         if self._speaker_names is None or self._speaker_names[0] is not searcher:

@@ -46,18 +46,18 @@ from typing import TYPE_CHECKING, Any
 from vault_tools import locks
 from vault_tools.config import Config, holds_memory
 from vault_tools.errors import LockedError, VaultError
-from vault_tools.index.index import (
+from vault_tools.index.index import Index
+from vault_tools.index.manifest import (
     LOCK_NAME,
-    Index,
-    UpdateReport,
     is_note_dir_rel,
     is_note_rel,
     load_manifest,
-    pid_alive,
     read_json,
-    watch_state_path,
     write_json_atomic,
 )
+from vault_tools.index.status import watch_state_path
+from vault_tools.index.writer import UpdateReport
+from vault_tools.notes.edit import pid_alive
 from vault_tools.watch.service import RecallService
 
 if TYPE_CHECKING:
