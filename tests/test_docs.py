@@ -5,6 +5,7 @@ README's commands and links)."""
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 import re
 import subprocess
 import sys
@@ -25,6 +26,8 @@ pytestmark = pytest.mark.timeout(120)
 
 def build_site(docs_dir: Path, site: Path) -> subprocess.CompletedProcess[str]:
     """``mkdocs build --strict`` of the checkout's mkdocs.yml with ``docs_dir`` as its pages."""
+    if importlib.util.find_spec("mkdocs") is None:
+        pytest.fail("mkdocs is not installed: `pip install -e '.[dev]'` (the dev extra pins it)")
     settings = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
     settings = re.sub(r"(?m)^docs_dir: .*$", f"docs_dir: {docs_dir}", settings)
     config_file = site.parent / "mkdocs.yml"
