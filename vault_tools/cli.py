@@ -675,8 +675,15 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     add("sync", "fetch the remote's commits, bring them in (your text wins), push; never forces", cmd_sync)
     undo = add("undo", "revert one heartbeat commit with a new commit", cmd_undo)
     undo.add_argument("commit", metavar="COMMIT", help="the bot commit to revert (sha or ref)")
-    schedule = add("schedule", "print a cron line or systemd units that run the heartbeat", cmd_schedule)
-    schedule.add_argument("--print", choices=("cron", "systemd"), required=True, help="which to print")
+    schedule = add(
+        "schedule", "print a cron line, systemd units or a launchd agent that run the heartbeat", cmd_schedule
+    )
+    schedule.add_argument(
+        "--print",
+        choices=("cron", "systemd", "launchd"),
+        required=True,
+        help="which to print (systemd: Linux; launchd: macOS; cron: both)",
+    )
     # Commands of the other modules register here.
     if only is not None and only not in sub.choices:
         return build_parser()  # not a command: the whole parser says which ones there are

@@ -39,6 +39,9 @@ from pathlib import Path
 from vault_tools.errors import LockedError
 
 POLL_SECONDS = 0.05
+#: Linux's view of every process (open files, working directory, environment). Where there is
+#: none (macOS), ``lsof`` answers the same questions but for the environment.
+PROC = Path("/proc")
 
 
 @dataclass(frozen=True)
@@ -73,7 +76,7 @@ def holders(lock: Path, roots: tuple[Path, ...], ignore: frozenset[int] = frozen
     """Live processes that hold ``lock`` or may be about to commit it (see the module docstring);
     ``ignore``: this process's own helpers (its ``git cat-file`` reader), besides itself."""
     ignore = ignore | {os.getpid()}
-    if Path("/proc/self/fd").is_dir():
+    if (PROC / "self" / "fd").is_dir():
         return proc_holders(lock.resolve(), roots, ignore)
     if shutil.which("lsof"):
         return lsof_holders(lock, roots, ignore)
@@ -87,7 +90,7 @@ def _inside(path: str, roots: tuple[Path, ...]) -> bool:
 def proc_holders(lock: Path, roots: tuple[Path, ...], ignore: frozenset[int]) -> list[str]:
     found: list[str] = []
     target = str(lock)
-    for entry in Path("/proc").iterdir():
+    for entry in PROC.iterdir():
         if not entry.name.isdigit() or int(entry.name) in ignore:
             continue
         try:

@@ -1,6 +1,7 @@
-"""Run the heartbeat on a schedule: the text of a crontab line or of systemd user units.
+"""Run the heartbeat on a schedule: the text of a crontab line (Linux and macOS), of systemd user
+units (Linux) or of a launchd agent (macOS).
 
-Both check every hour and call ``vault-tools heartbeat --if-due``, which does the work only when
+All check every hour and call ``vault-tools heartbeat --if-due``, which does the work only when
 the last successful run is older than ``heartbeat.interval_hours`` (24 by default). A missed check
 (laptop asleep) costs nothing: the next one catches up, and an agent can call ``--if-due`` at
 session start as a fallback trigger.
@@ -8,6 +9,7 @@ session start as a fallback trigger.
 
 from __future__ import annotations
 
+import plistlib
 import shlex
 import shutil
 import sys
@@ -15,8 +17,9 @@ from pathlib import Path
 
 from vault_tools.errors import UsageError
 
-KINDS = ("cron", "systemd")
+KINDS = ("cron", "systemd", "launchd")
 UNIT = "vault-tools-heartbeat"
+LAUNCHD_LABEL = "org.vault-tools.heartbeat"
 
 
 def command_line(vault: Path, executable: str | None = None) -> list[str]:
@@ -73,10 +76,37 @@ WantedBy=timers.target
 """
 
 
+def launchd(vault: Path, *, interval_hours: float, executable: str | None = None) -> str:
+    """A LaunchAgent property list: hourly (a check missed asleep runs on waking) and when loaded."""
+    log = str(vault / ".vault-tools" / "heartbeat.log")
+    agent = {
+        "Label": LAUNCHD_LABEL,
+        "ProgramArguments": command_line(vault, executable),
+        "StartInterval": 3600,
+        "RunAtLoad": True,
+        "ProcessType": "Background",
+        "StandardOutPath": log,
+        "StandardErrorPath": log,
+    }
+    text = plistlib.dumps(agent, sort_keys=False).decode("utf-8")
+    declaration, rest = text.split("\n", 1)
+    plist = f"~/Library/LaunchAgents/{LAUNCHD_LABEL}.plist"
+    return (
+        f"{declaration}\n"
+        f"<!-- vault-tools heartbeat: checked hourly, runs when the last run is older than {interval_hours:g} h.\n"
+        f"     Install: save this as {plist}, then\n"
+        f"       launchctl bootstrap gui/$(id -u) {plist}\n"
+        f"     Remove: launchctl bootout gui/$(id -u)/{LAUNCHD_LABEL} -->\n"
+        f"{rest}"
+    )
+
+
 def render(kind: str, vault: Path, *, interval_hours: float, executable: str | None = None) -> str:
-    """The schedule text of ``kind`` (cron or systemd) for ``vault``."""
+    """The schedule text of ``kind`` (cron, systemd or launchd) for ``vault``."""
     if kind == "cron":
         return cron(vault, interval_hours=interval_hours, executable=executable)
     if kind == "systemd":
         return systemd(vault, interval_hours=interval_hours, executable=executable)
+    if kind == "launchd":
+        return launchd(vault, interval_hours=interval_hours, executable=executable)
     raise UsageError(f"unknown schedule {kind!r}; use one of: {', '.join(KINDS)}")

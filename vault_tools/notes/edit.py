@@ -10,6 +10,7 @@ raised. Every other byte (BOM, CRLF, comments and key order in YAML, trailing sp
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import re
 import tempfile
@@ -85,7 +86,7 @@ def atomic_write(path: Path, data: bytes) -> None:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
-            os.fsync(handle.fileno())
+            flush_to_disk(handle.fileno())
         os.chmod(tmp_name, existing_mode(target))
         os.replace(tmp_name, target)
     except BaseException:
@@ -141,6 +142,20 @@ def existing_mode(path: Path) -> int:
         umask = os.umask(0)
         os.umask(umask)
         return 0o666 & ~umask
+
+
+def flush_to_disk(fd: int) -> None:
+    """``fsync``, or on macOS ``fcntl(F_FULLFSYNC)``: macOS's ``fsync`` leaves the data in the
+    drive's cache, where a power cut can lose it after ``os.replace`` made the note's name point
+    at it. Where F_FULLFSYNC is refused (some network and FUSE file systems), ``fsync``."""
+    full_fsync = getattr(fcntl, "F_FULLFSYNC", None)
+    if full_fsync is not None:
+        try:
+            fcntl.fcntl(fd, full_fsync)
+            return
+        except OSError:
+            pass
+    os.fsync(fd)
 
 
 def fsync_dir(folder: Path) -> None:

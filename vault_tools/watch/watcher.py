@@ -113,6 +113,9 @@ class ChangeBatcher:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.vault = vault
+        # FSEvents (macOS) names the real path: /private/var/… for a vault under /var/…, the
+        # target for a vault reached through a symlink. Such a path is mapped back under `vault`.
+        self.real_vault = Path(os.path.realpath(vault))
         self.debounce = debounce
         self.max_latency = max_latency
         self._clock = clock  # seconds, monotonic: when events came and batches are due
@@ -127,12 +130,10 @@ class ChangeBatcher:
 
     def add(self, path: str | os.PathLike[str], *, is_dir: bool = False) -> bool:
         """Note a path an event touched. False when it is ignored."""
-        candidate = Path(os.fsdecode(path))
-        try:
-            rel = candidate.relative_to(self.vault).as_posix()
-        except ValueError:
+        candidate = self.in_vault(Path(os.fsdecode(path)))
+        if candidate is None:
             return False  # outside the vault (the far end of a move out): the near end counts
-        if ignored(rel, is_dir=is_dir):
+        if ignored(candidate.relative_to(self.vault).as_posix(), is_dir=is_dir):
             return False
         now = self._clock()
         with self._cond:
@@ -143,6 +144,15 @@ class ChangeBatcher:
             self.events += 1
             self._cond.notify_all()
         return True
+
+    def in_vault(self, path: Path) -> Path | None:
+        """``path`` under the vault as it was given (an event's real path mapped back); None outside it."""
+        for root in (self.vault, self.real_vault):
+            try:
+                return self.vault / path.relative_to(root)
+            except ValueError:
+                continue
+        return None
 
     def requeue(self, paths: set[Path]) -> None:
         """Put back a batch that could not be applied (it goes out again after the debounce)."""
@@ -721,14 +731,36 @@ def _ask_to_stop(pid: int, asked: dict[int, float]) -> None:
             os.kill(pid, sig)
 
 
+#: Where Linux shows each process (its command line); macOS has none, and ``ps`` answers there.
+PROC = Path("/proc")
+
+
+def command_line(pid: int) -> bytes | None:
+    """Process ``pid``'s command line: from ``/proc`` where there is one, else from ``ps`` (macOS,
+    the BSDs); None when it cannot be read (the process is gone, or neither is available)."""
+    if PROC.is_dir():
+        try:
+            return (PROC / str(pid) / "cmdline").read_bytes()
+        except OSError:
+            return None
+    import subprocess
+
+    try:
+        shown = subprocess.run(
+            ["ps", "-ww", "-o", "args=", "-p", str(pid)], capture_output=True, check=False, timeout=5
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return shown.stdout if shown.returncode == 0 and shown.stdout.strip() else None
+
+
 def _is_our_process(pid: int) -> bool:
-    """Alive, and (where ``/proc`` says) running vault_tools: a stale record's reused pid is not."""
+    """Alive and running vault-tools: a stale record's pid, reused by another program, is not, and
+    neither is a process whose command line cannot be read (it is never signalled)."""
     if not pid_alive(pid):
         return False
-    try:
-        return b"vault_tools" in Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
-        return not Path("/proc/self").exists()
+    command = command_line(pid)
+    return command is not None and (b"vault_tools" in command or b"vault-tools" in command)
 
 
 def _exit_when_idle(config: Config, service: RecallService, stop: threading.Event, seconds: float) -> None:
