@@ -39,7 +39,8 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from vault_tools.config import Config
-    from vault_tools.git.repository import Identity, VaultRepo
+    from vault_tools.git.objects import Identity
+    from vault_tools.git.repository import VaultRepo
 
 TRAILER = "Committed-by: vault-tools sync"
 CONFLICT_MARKERS = (b"<<<<<<< ", b">>>>>>> ")

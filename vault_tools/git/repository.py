@@ -22,8 +22,8 @@ Git's lock files (``index.lock``, ref locks) are checked before a run (:meth:`Va
 :mod:`vault_tools.git.locks`): one a crash left behind is removed with a warning, one a live process
 holds is waited for and then reported (exit 5), never removed.
 
-Objects are made by git's own plumbing (``hash-object``, ``mktree``, ``commit-tree``) and read through
-one ``git cat-file --batch``, so SHA-1 and SHA-256 repositories work alike.
+Objects are read and written by :class:`vault_tools.git.objects.ObjectStore` (SHA-1 and SHA-256
+repositories alike); this module moves the branch and the index.
 
 A vault that is not in a repository gets one (:func:`init_repo`); a repository whose branch has no
 commit yet gets a *baseline* commit of the vault's memory files before the bot's first change, so
@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vault_tools.errors import GitError, UsageError
+from vault_tools.git.objects import Identity, ObjectStore
 
 if TYPE_CHECKING:
     import git
@@ -53,7 +54,6 @@ FILE_MODE = 0o100644
 GITIGNORE_LINE = ".vault-tools/\n"
 
 Restage = Callable[[str, bytes], "bytes | None"]
-Identity = tuple[str, str]  # (name, email) a commit is made as
 
 
 def bot_env(identity: Identity | None = None) -> dict[str, str]:
@@ -88,6 +88,32 @@ def run_git(
     return result.stdout.decode("utf-8", "replace")
 
 
+#: What a repository can be in the middle of (a file in its git folder): what, and how to finish it.
+IN_PROGRESS = (
+    ("MERGE_HEAD", "a merge", "git merge --continue or git merge --abort"),
+    ("rebase-merge", "a rebase", "git rebase --continue or git rebase --abort"),
+    ("rebase-apply", "a rebase or git am", "git rebase --continue/--abort or git am --abort"),
+    ("CHERRY_PICK_HEAD", "a cherry-pick", "git cherry-pick --continue or --abort"),
+    ("REVERT_HEAD", "a revert", "git revert --continue or --abort"),
+    ("BISECT_LOG", "a bisect", "git bisect reset"),
+)
+
+
+def ref_value(ref: str, git_dir: Path, common: Path) -> str | None:
+    """The sha ``ref`` (``refs/heads/main``) holds, read from its file or packed-refs; None: none."""
+    for base in (git_dir, common):
+        with contextlib.suppress(OSError):
+            value = (base / ref).read_text(encoding="utf-8").strip()
+            if value:
+                return value
+    with contextlib.suppress(OSError):
+        for line in (common / "packed-refs").read_text(encoding="utf-8").splitlines():
+            sha, _space, name = line.partition(" ")
+            if name.strip() == ref:
+                return sha
+    return None
+
+
 @dataclass(frozen=True)
 class FileChange:
     """One file of a commit: vault-relative path and its bytes before and after (None: absent)."""
@@ -116,13 +142,11 @@ class VaultRepo:
         rel = self.vault.relative_to(self.root).as_posix()
         self.prefix = "" if rel == "." else rel + "/"
         self.git_dir = Path(repo.git_dir).resolve()
-        self._objects: ObjectReader | None = None
+        self.objects = ObjectStore(self.root, self.run, bot_env())
         self._index_cache: dict[str, str | None] = {}
         # What HEAD holds for the paths the bot reads and writes, valid while HEAD is _head_sha.
         self._head_sha: str | None = None
         self._head_files: dict[str, tuple[bytes, int, str] | None] = {}
-        self._trees: dict[str, dict[str, tuple[str, str, str]]] = {}
-        self._commit_trees: dict[str, str] = {}
 
     # -- opening ---------------------------------------------------------------------------
 
@@ -143,9 +167,7 @@ class VaultRepo:
         return cls(repo, vault)
 
     def close(self) -> None:
-        if self._objects is not None:
-            self._objects.close()
-            self._objects = None
+        self.objects.close()
         self.repo.close()
 
     def __enter__(self) -> VaultRepo:
@@ -174,15 +196,7 @@ class VaultRepo:
 
     def in_progress(self) -> str | None:
         """Why the files must not be touched now (merge, rebase, ...), or None."""
-        checks = (
-            ("MERGE_HEAD", "a merge", "git merge --continue or git merge --abort"),
-            ("rebase-merge", "a rebase", "git rebase --continue or git rebase --abort"),
-            ("rebase-apply", "a rebase or git am", "git rebase --continue/--abort or git am --abort"),
-            ("CHERRY_PICK_HEAD", "a cherry-pick", "git cherry-pick --continue or --abort"),
-            ("REVERT_HEAD", "a revert", "git revert --continue or --abort"),
-            ("BISECT_LOG", "a bisect", "git bisect reset"),
-        )
-        for name, what, fix in checks:
+        for name, what, fix in IN_PROGRESS:
             if (self.git_dir / name).exists():
                 return (
                     f"the vault's repository ({self.root}) is in the middle of {what}; "
@@ -213,7 +227,7 @@ class VaultRepo:
         """
         from vault_tools.git import locks as gitlocks
 
-        ours = frozenset({self._objects.pid} if self._objects is not None and self._objects.pid else set())
+        ours = frozenset({self.objects.pid} if self.objects.pid else set())
         for git_dir in dict.fromkeys((self.git_dir, Path(self.repo.common_dir).resolve())):
             gitlocks.clear(
                 git_dir,
@@ -234,18 +248,7 @@ class VaultRepo:
             return None
         if not head.startswith("ref: ") or (common / "reftable").exists():
             return self.rev_parse("HEAD")  # detached, or refs only git can read
-        ref = head[5:].strip()
-        for base in (self.git_dir, common):
-            with contextlib.suppress(OSError):
-                value = (base / ref).read_text(encoding="utf-8").strip()
-                if value:
-                    return value
-        with contextlib.suppress(OSError):
-            for line in (common / "packed-refs").read_text(encoding="utf-8").splitlines():
-                sha, _space, name = line.partition(" ")
-                if name.strip() == ref:
-                    return sha
-        return None
+        return ref_value(head[5:].strip(), self.git_dir, common)
 
     def rev_parse(self, rev: str) -> str | None:
         """The commit ``rev`` names, or None when it names none."""
@@ -260,7 +263,7 @@ class VaultRepo:
         if path not in self._head_files:
             found = None
             if head is not None:
-                entry = self.tree_entries(self.commit_tree(head), self.repo_path(path))
+                entry = self.objects.tree_entries(self.objects.commit_tree(head), self.repo_path(path))
                 if entry is not None and entry[1] == "blob":
                     found = (self.objects.data(entry[2]), int(entry[0], 8), entry[2])
             self._head_files[path] = found
@@ -273,97 +276,6 @@ class VaultRepo:
 
     def tracked(self, path: str) -> bool:
         return self._head_file(path) is not None
-
-    # -- objects, through git's own plumbing (SHA-1 or SHA-256, whatever the repository uses) ---
-
-    @property
-    def objects(self) -> ObjectReader:
-        if self._objects is None:
-            self._objects = ObjectReader(self.root)
-        return self._objects
-
-    def commit_tree(self, commit: str) -> str:
-        """The tree sha of ``commit``."""
-        if commit not in self._commit_trees:
-            header = self.objects.data(commit).split(b"\n", 1)[0].decode("ascii")
-            self._commit_trees[commit] = header.split()[1]
-        return self._commit_trees[commit]
-
-    def tree(self, tree: str) -> dict[str, tuple[str, str, str]]:
-        """name -> (mode, type, sha) of ``tree``, cached (trees never change)."""
-        if tree not in self._trees:
-            out = self.run("ls-tree", "-z", tree)
-            entries: dict[str, tuple[str, str, str]] = {}
-            for record in out.split("\0"):
-                if record:
-                    meta, _tab, name = record.partition("\t")
-                    mode, kind, sha = meta.split()
-                    entries[name] = (mode, kind, sha)
-            self._trees[tree] = entries
-        return self._trees[tree]
-
-    def tree_entries(self, tree: str, path: str) -> tuple[str, str, str] | None:
-        """(mode, type, sha) of repo-relative ``path`` under ``tree``; None when it is not there."""
-        *folders, name = path.split("/")
-        for folder in folders:
-            entry = self.tree(tree).get(folder)
-            if entry is None or entry[1] != "tree":
-                return None
-            tree = entry[2]
-        return self.tree(tree).get(name)
-
-    def hash_blob(self, data: bytes) -> str:
-        """Store ``data`` as a blob; its sha."""
-        return self.run("hash-object", "-w", "-t", "blob", "--stdin", stdin=data).strip()
-
-    def make_tree(
-        self, tree: str | None, changes: Mapping[tuple[str, ...], tuple[str, int] | None]
-    ) -> str | None:
-        """A tree like ``tree`` with the ``changes`` (path parts -> (blob sha, mode) or None);
-        None when the result is empty."""
-        entries = dict(self.tree(tree)) if tree is not None else {}
-        nested: dict[str, dict[tuple[str, ...], tuple[str, int] | None]] = {}
-        for parts, value in changes.items():
-            if len(parts) > 1:
-                nested.setdefault(parts[0], {})[parts[1:]] = value
-            elif value is None:
-                entries.pop(parts[0], None)
-            else:
-                entries[parts[0]] = (f"{value[1]:06o}", "blob", value[0])
-        for name, sub in nested.items():
-            existing = entries.get(name)
-            sub_sha = self.make_tree(existing[2] if existing and existing[1] == "tree" else None, sub)
-            if sub_sha is None:
-                entries.pop(name, None)
-            else:
-                entries[name] = ("040000", "tree", sub_sha)
-        if not entries and changes:
-            return None
-        listing = "".join(f"{mode} {kind} {sha}\t{name}\0" for name, (mode, kind, sha) in entries.items())
-        sha = self.run("mktree", "-z", stdin=listing.encode("utf-8")).strip()
-        self._trees[sha] = entries
-        return sha
-
-    def make_commit(
-        self,
-        parent: str | None,
-        contents: Mapping[str, tuple[str, int] | None],
-        message: str,
-        *,
-        identity: Identity | None = None,
-    ) -> str:
-        """A commit by the bot (or ``identity``) on ``parent`` with repo-relative ``contents``
-        (path -> (blob, mode) or None to delete) replaced; HEAD and the index are not touched."""
-        changes = {tuple(p.split("/")): v for p, v in contents.items()}
-        base = self.commit_tree(parent) if parent is not None else None
-        tree = self.make_tree(base, changes) or self.make_tree(None, {})
-        assert tree is not None
-        args = ["commit-tree", "--no-gpg-sign", tree, "-F", "-"]
-        if parent is not None:
-            args[3:3] = ["-p", parent]
-        sha = self.run(*args, stdin=message.encode("utf-8"), identity=identity).strip()
-        self._commit_trees[sha] = tree
-        return sha
 
     # -- committing ------------------------------------------------------------------------
 
@@ -389,8 +301,8 @@ class VaultRepo:
                 blobs[path] = None
                 continue
             head = self._head_file(path)
-            blobs[path] = (self.hash_blob(data), head[1] if head is not None else FILE_MODE)
-        new = self.make_commit(
+            blobs[path] = (self.objects.hash_blob(data), head[1] if head is not None else FILE_MODE)
+        new = self.objects.make_commit(
             parent_sha, {self.repo_path(p): v for p, v in blobs.items()}, message, identity=identity
         )
         self.update_index(blobs, restage)
@@ -435,7 +347,7 @@ class VaultRepo:
                 redone = restage(path, self.objects.data(staged))
                 if redone is None:
                     continue  # leave what the person staged as it is
-                target = (self.hash_blob(redone), value[1] if value else FILE_MODE)
+                target = (self.objects.hash_blob(redone), value[1] if value else FILE_MODE)
             if target is None:
                 removes.append(self.repo_path(path))
                 self._index_cache[path] = None
@@ -492,7 +404,7 @@ class VaultRepo:
         """The bytes of repo-relative ``path`` in ``commit`` (None: not a file there)."""
         if commit is None:
             return None
-        entry = self.tree_entries(self.commit_tree(commit), path)
+        entry = self.objects.tree_entries(self.objects.commit_tree(commit), path)
         return self.objects.data(entry[2]) if entry is not None and entry[1] == "blob" else None
 
     def bot_messages(self, max_count: int = 5000) -> list[tuple[str, str]]:
@@ -512,52 +424,6 @@ class VaultRepo:
     def push(self, remote: str) -> str:
         """Push the current branch; returns git's message. Raises GitError on failure."""
         return self.run("push", "--quiet", remote, "HEAD")
-
-
-class ObjectReader:
-    """Reads objects through one long-lived ``git cat-file --batch`` (any object format)."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self._process: subprocess.Popen[bytes] | None = None
-
-    def data(self, sha: str) -> bytes:
-        """The content of object ``sha``; GitError when the repository lacks it."""
-        process = self._start()
-        assert process.stdin is not None and process.stdout is not None
-        process.stdin.write(sha.encode("ascii") + b"\n")
-        process.stdin.flush()
-        header = process.stdout.readline().split()
-        if len(header) != 3:
-            raise GitError(f"git cat-file could not read object {sha} in {self.root}")
-        data = process.stdout.read(int(header[2]) + 1)
-        return data[:-1]
-
-    @property
-    def pid(self) -> int | None:
-        return self._process.pid if self._process is not None else None
-
-    def _start(self) -> subprocess.Popen[bytes]:
-        if self._process is None or self._process.poll() is not None:
-            self._process = subprocess.Popen(
-                ["git", "cat-file", "--batch"],
-                cwd=self.root,
-                env=bot_env(),
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL,
-            )
-        return self._process
-
-    def close(self) -> None:
-        if self._process is not None:
-            with contextlib.suppress(OSError):
-                assert self._process.stdin is not None
-                self._process.stdin.close()
-            self._process.wait()
-            if self._process.stdout is not None:
-                self._process.stdout.close()
-            self._process = None
 
 
 def parse_trailers(message: str) -> dict[str, list[str]]:

@@ -351,16 +351,16 @@ def replay(repo: VaultRepo, sha: str, subject: str, base: str, report: SyncRepor
             result = reapply(before, after, target, keep_theirs=subject == BASELINE_SUBJECT)
             if result == target:
                 continue
-            entry = repo.tree_entries(repo.commit_tree(sha), path)
+            entry = repo.objects.tree_entries(repo.objects.commit_tree(sha), path)
             mode = int(entry[0], 8) if entry is not None else FILE_MODE
-            contents[path] = (repo.hash_blob(result), mode) if result is not None else None
+            contents[path] = (repo.objects.hash_blob(result), mode) if result is not None else None
     except Dropped as exc:
         report.dropped.append(f"{subject} ({sha[:10]}): {exc}; the version from the other device stays")
         return base
     if not contents:
         return base
     report.replayed.append(subject)
-    return repo.make_commit(base, contents, message)
+    return repo.objects.make_commit(base, contents, message)
 
 
 class Conflict(Exception):
@@ -384,15 +384,15 @@ def replay_notes(repo: VaultRepo, commit: LocalCommit, base: str, report: SyncRe
             conflicted.append(path)
             continue
         if merged != target:
-            entry = repo.tree_entries(repo.commit_tree(commit.sha), path)
+            entry = repo.objects.tree_entries(repo.objects.commit_tree(commit.sha), path)
             mode = int(entry[0], 8) if entry is not None else FILE_MODE
-            contents[path] = (repo.hash_blob(merged), mode) if merged is not None else None
+            contents[path] = (repo.objects.hash_blob(merged), mode) if merged is not None else None
     if conflicted:
         whose = f"your notes (commit {commit.sha[:10]})"
         raise SyncError(conflict_message(repo, report, whose, conflicted))
     if not contents:
         return base
-    return repo.make_commit(base, contents, message.rstrip("\n") + "\n", identity=(name, email))
+    return repo.objects.make_commit(base, contents, message.rstrip("\n") + "\n", identity=(name, email))
 
 
 def merge_file(
@@ -585,7 +585,7 @@ def write_files(repo: VaultRepo, changes: list[tuple[str, bytes | None, bytes | 
             continue
         if worktree(repo, path) != after:
             note_edit.atomic_write(file, after)
-        entry = repo.tree_entries(repo.commit_tree(repo.head_sha() or ""), path)
+        entry = repo.objects.tree_entries(repo.objects.commit_tree(repo.head_sha() or ""), path)
         if entry is not None:
             args += ["--cacheinfo", f"{entry[0]},{entry[2]},{path}"]
     if args:
