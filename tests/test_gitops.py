@@ -214,3 +214,72 @@ def test_a_sha256_repository(tmp_path: Path) -> None:
     assert "archive" not in git(vault, "ls-tree", "-r", "--name-only", "HEAD")
     assert git(vault, "status", "--porcelain") == " M MEMORY.md\n"  # the working tree is never touched
     git(vault, "fsck", "--strict")
+
+
+def test_objects_are_written_as_git_writes_them(repo: gitops.VaultRepo) -> None:
+    """Loose objects written in-process: git's tree order (a folder sorts as "name/"), names that
+    are not UTF-8 kept, the bot as author and committer at this moment in the local zone."""
+    vault = repo.vault
+    odd = "caf\udce9.md"  # a name git holds as bytes (Latin-1 é), through a surrogate escape
+    sha = repo.commit({"a.md": b"a\n", "a/b.md": b"b\n", "a-b.md": b"c\n", odd: b"d\n"}, "memory: test\n")
+    git(vault, "fsck", "--strict")  # a tree out of git's order fails here (treeNotSorted)
+    listing = subprocess.run(
+        ["git", "ls-tree", "-z", "HEAD"], cwd=vault, capture_output=True, check=True
+    ).stdout
+    remade = subprocess.run(
+        ["git", "mktree", "-z"], cwd=vault, input=listing, capture_output=True, check=True
+    )
+    assert remade.stdout.decode().strip() == git(vault, "rev-parse", "HEAD^{tree}").strip()
+    names = [n for n in listing.split(b"\0") if n]
+    assert any(n.endswith(b"\tcaf\xe9.md") for n in names)
+    assert repo.read_at(sha, odd) == b"d\n"
+    header = git(vault, "cat-file", "-p", sha)
+    zone = git(vault, "log", "-1", "--date=format:%z", "--format=%ad", sha).strip()
+    assert "author vault-tools bot <bot@vault-tools.invalid> " in header and header.count(zone) == 2
+    assert git(vault, "log", "-1", "--format=%s", sha) == "memory: test\n"
+
+
+def test_a_run_of_commits_starts_one_git_process_per_commit(
+    repo: gitops.VaultRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Objects are written in-process and the branch moves through one ``update-ref --stdin``:
+    after the first commit, each costs only its index update."""
+    repo.commit({"MEMORY.md": b"# first\n", "memory/archive/2026-12.md": b"# Archive\n"}, "memory: first")
+    mover = repo.refs._process
+    started: list[str] = []
+    original = gitops.run_git
+
+    def counted(cwd: Path, *args: str, **kwargs: object) -> str:
+        started.append(args[0])
+        return original(cwd, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(gitops, "run_git", counted)
+    for number in range(5):
+        repo.commit(
+            {"MEMORY.md": f"# {number}\n".encode(), "memory/archive/2026-12.md": b"- %d\n" % number}, "m"
+        )
+    assert started == ["update-index"] * 5
+    assert mover is not None and repo.refs._process is mover  # one update-ref for every move
+    assert git(repo.vault, "rev-list", "--count", "HEAD") == "7\n"
+    assert git(repo.vault, "diff", "--cached", "--name-only") == ""
+
+
+def test_dates_git_is_told_to_use_are_used(repo: gitops.VaultRepo, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GIT_AUTHOR_DATE", "2020-01-02T03:04:05+0100")
+    monkeypatch.setenv("GIT_COMMITTER_DATE", "2020-01-02T03:04:05+0100")
+    sha = repo.commit({"MEMORY.md": b"# dated\n"}, "memory: dated")
+    assert git(repo.vault, "log", "-1", "--format=%ai|%ci", sha) == (
+        "2020-01-02 03:04:05 +0100|2020-01-02 03:04:05 +0100\n"
+    )
+
+
+def test_a_ref_lock_held_for_a_moment_is_waited_for(repo: gitops.VaultRepo) -> None:
+    import threading
+
+    repo.commit({"MEMORY.md": b"# one\n"}, "memory: one")  # the update-ref process is running now
+    branch = git(repo.vault, "symbolic-ref", "HEAD").strip()
+    lock = repo.git_dir / f"{branch}.lock"
+    lock.write_text("held\n")
+    threading.Timer(0.3, lock.unlink).start()
+    sha = repo.commit({"MEMORY.md": b"# two\n"}, "memory: two")
+    assert git(repo.vault, "rev-parse", "HEAD").strip() == sha and not lock.exists()

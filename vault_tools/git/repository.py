@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any
 
 from vault_tools.errors import GitError, UsageError
 from vault_tools.git.objects import Identity, ObjectStore
+from vault_tools.git.refs import RefMover
 
 if TYPE_CHECKING:
     import git
@@ -142,7 +143,9 @@ class VaultRepo:
         rel = self.vault.relative_to(self.root).as_posix()
         self.prefix = "" if rel == "." else rel + "/"
         self.git_dir = Path(repo.git_dir).resolve()
-        self.objects = ObjectStore(self.root, self.run, bot_env())
+        objects_dir = Path(repo.common_dir).resolve() / "objects"
+        self.objects = ObjectStore(self.root, self.run, bot_env(), objects_dir)
+        self.refs = RefMover(self.root, bot_env())  # the branch moves of bot commits
         self._index_cache: dict[str, str | None] = {}
         # What HEAD holds for the paths the bot reads and writes, valid while HEAD is _head_sha.
         self._head_sha: str | None = None
@@ -168,6 +171,7 @@ class VaultRepo:
 
     def close(self) -> None:
         self.objects.close()
+        self.refs.close()
         self.repo.close()
 
     def __enter__(self) -> VaultRepo:
@@ -306,8 +310,10 @@ class VaultRepo:
             parent_sha, {self.repo_path(p): v for p, v in blobs.items()}, message, identity=identity
         )
         self.update_index(blobs, restage)
-        subject = message.splitlines()[0] if message else "vault-tools"
-        self.run("update-ref", "-m", f"vault-tools: {subject}", "HEAD", new, parent_sha or "")
+        if identity is None:
+            self.refs.move(new, parent_sha)
+        else:  # a person's commit (sync): the reflog names them
+            self.run("update-ref", "-m", f"vault-tools: {message[:72]}", "HEAD", new, parent_sha or "")
         known = dict(self._head_files) if self._head_sha == parent_sha else {}
         for path, data in contents.items():
             value = blobs[path]
