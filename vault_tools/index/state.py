@@ -60,13 +60,13 @@ class IndexState:
     known: dict[str, KnownFile] = field(default_factory=dict)
     known_stamp: tuple[int, int] | None = None
 
-    @property
-    def vault(self) -> Path:
-        return self.config.vault
+    vault: Path = field(init=False)
+    #: ``<state>/index/``: the Whoosh index, meta.json, manifest.json and the line table.
+    dir: Path = field(init=False)
 
-    @property
-    def dir(self) -> Path:
-        return self.config.state_dir / INDEX_DIR
+    def __post_init__(self) -> None:
+        self.vault = self.config.vault
+        self.dir = self.config.state_dir / INDEX_DIR
 
     def open_ix(self) -> Any:
         """The Whoosh index, opened once until :meth:`forget_ix`."""
