@@ -15,6 +15,7 @@ import plistlib
 import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -171,6 +172,52 @@ def test_lsof_sees_a_git_process_running_in_the_repository_as_proc_does(
     warnings: list[str] = []
     gitlocks.clear(repo / ".git", repo, wait_seconds=0.2, grace_seconds=1, warn=warnings.append)
     assert not lock.exists() and warnings[0].startswith(f"removed {lock}")  # nobody holds it now
+
+
+AS_NOBODY = """
+import sys
+from pathlib import Path
+from vault_tools.git import locks
+locks.PROC = Path(sys.argv[3])
+lock, repo = Path(sys.argv[1]), Path(sys.argv[2])
+print("\\n".join(locks.holders(lock, (repo, repo / ".git"))))
+"""
+
+
+@needs_lsof
+@pytest.mark.skipif(
+    os.geteuid() != 0 or shutil.which("setpriv") is None,
+    reason="runs the check as another user (root, setpriv)",
+)
+def test_without_root_lsof_cannot_see_where_another_users_git_runs_so_it_holds_the_lock(
+    monkeypatch: pytest.MonkeyPatch, no_proc: Path, tmp_path: Path
+) -> None:
+    """As /proc judges it for a user who may not read another user's process: held, not stale."""
+    shared = Path(tempfile.mkdtemp(prefix="vault-tools-shared-"))  # a folder another user can read
+    try:
+        shared.chmod(0o755)
+        repo = make_repo(shared)
+        lock = stale_lock(repo)
+        rootgit = start(["git", "hash-object", "--stdin"], cwd=make_repo(tmp_path, "roots"))
+        try:
+            monkeypatch.setattr(gitlocks, "PROC", no_proc)
+            assert gitlocks.holders(lock, (repo, repo / ".git")) == []  # root's lsof sees it is elsewhere
+            nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+            seen = subprocess.run(
+                [*nobody, sys.executable, "-c", AS_NOBODY, str(lock), str(repo), str(shared / "no-proc")],
+                capture_output=True,
+                text=True,
+                check=False,
+                cwd=shared,
+            )
+        finally:
+            stop(rootgit)
+        assert seen.returncode == 0, seen.stderr
+        assert (
+            f"pid {rootgit.pid} (git, another user's: cannot check where it runs)" in seen.stdout.splitlines()
+        )
+    finally:
+        shutil.rmtree(shared)
 
 
 def test_with_neither_proc_nor_lsof_every_lock_is_held(

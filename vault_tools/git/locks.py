@@ -15,7 +15,7 @@ held, and never removed, when any of these is true:
   git directory, or its ``GIT_DIR`` / ``GIT_INDEX_FILE`` points there): it may be between writing
   the lock and committing it;
 * we cannot tell (no ``/proc`` and no ``lsof``, or a git process of another user whose working
-  directory we may not read).
+  directory we may not read: with ``lsof``, any other user's git process unless we are root).
 
 A lock that nobody holds is removed only when it is also older than a grace period (10 s by
 default): a git process that has just started may not have shown up in the scan yet, and a lock
@@ -135,6 +135,30 @@ def lsof_holders(lock: Path, roots: tuple[Path, ...], ignore: frozenset[int]) ->
             and int(pid) not in ignore
         ):
             found.append(f"pid {pid} (git) runs in this repository")
+    return found + other_users_gits(ignore)
+
+
+def other_users_gits(ignore: frozenset[int]) -> list[str]:
+    """Without root, ``lsof`` cannot see where another user's process runs: each of their git
+    processes may be committing here, so each holds the lock, as ``/proc`` judges it on Linux."""
+    if os.geteuid() == 0:
+        return []  # root's lsof saw every process
+    try:
+        listed = subprocess.run(
+            ["ps", "-A", "-o", "pid=,uid=,comm="], capture_output=True, text=True, check=False, timeout=10
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return ["a process we cannot see (ps failed)"]
+    found = []
+    for line in listed.stdout.splitlines():
+        fields = line.split(None, 2)
+        if len(fields) != 3 or not (fields[0].isdigit() and fields[1].isdigit()):
+            continue
+        pid, uid, name = int(fields[0]), int(fields[1]), os.path.basename(fields[2].strip())
+        if pid in ignore or uid == os.geteuid():
+            continue
+        if name == "git" or name.startswith("git-"):
+            found.append(f"pid {pid} (git, another user's: cannot check where it runs)")
     return found
 
 
