@@ -39,8 +39,8 @@ def no_proc(tmp_path: Path) -> Path:
     return tmp_path / "no-proc"  # what PROC is on macOS: a path that is not there
 
 
-def start(argv: list[str], **options: object) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, **options)  # type: ignore[call-overload]
+def start(argv: list[str], cwd: Path | None = None) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=cwd)
 
 
 def stop(*processes: subprocess.Popen[bytes]) -> None:
@@ -133,7 +133,7 @@ def test_lsof_sees_a_process_that_holds_the_lock_open_as_proc_does(
             sys.executable,
             "-c",
             "import sys; f = open(sys.argv[1]); print('open', flush=True); sys.stdin.read()",
-            lock,
+            str(lock),
         ]
     )
     try:
@@ -309,6 +309,9 @@ def test_the_docs_launchd_agents_are_what_schedule_prints_and_a_watch() -> None:
 # Durable writes: F_FULLFSYNC on macOS, fsync where it is refused
 
 
+@pytest.mark.skipif(
+    hasattr(fcntl, "F_FULLFSYNC"), reason="this system has F_FULLFSYNC (macOS): the next test"
+)
 def test_a_refused_full_fsync_falls_back_to_fsync(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     synced: list[int] = []
     real_fsync = os.fsync
@@ -329,3 +332,28 @@ def test_a_refused_full_fsync_falls_back_to_fsync(monkeypatch: pytest.MonkeyPatc
     edit.atomic_write(note, "- 测试 durable\n".encode())
     assert note.read_text(encoding="utf-8") == "- 测试 durable\n"
     assert len(synced) == 2  # the file's data (after the refused F_FULLFSYNC), then the folder
+
+
+@pytest.mark.skipif(not hasattr(fcntl, "F_FULLFSYNC"), reason="macOS's F_FULLFSYNC (Linux: the test above)")
+def test_a_note_is_flushed_with_full_fsync_where_there_is_one(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    calls: list[str] = []
+    real_fsync, real_fcntl = os.fsync, fcntl.fcntl
+    full_fsync: int = fcntl.F_FULLFSYNC  # type: ignore[attr-defined,unused-ignore]
+
+    def fsync(fd: int) -> None:
+        calls.append("fsync")
+        real_fsync(fd)
+
+    def fcntl_call(fd: int, command: int, *rest: int) -> object:
+        calls.append("F_FULLFSYNC" if command == full_fsync else str(command))
+        return real_fcntl(fd, command, *rest)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(fcntl, "fcntl", fcntl_call)
+    note = tmp_path / "MEMORY.md"
+    edit.atomic_write(note, "- 测试 durable\n".encode())
+    assert note.read_text(encoding="utf-8") == "- 测试 durable\n"
+    flushes = [call for call in calls if call in ("F_FULLFSYNC", "fsync")]
+    assert flushes == ["F_FULLFSYNC", "fsync"]  # the file's data all the way to the disk, then the folder
