@@ -73,7 +73,7 @@ def test_a_broken_link_fails_the_build(tmp_path: Path, page: str, breakage: str)
 def section(text: str, heading: str) -> str:
     """The text under ``## heading``, up to the next such heading."""
     match = re.search(rf"(?ms)^## {re.escape(heading)}\n(.*?)(?=^## |\Z)", text)
-    assert match, f"docs/configuration.md has no section '## {heading}'"
+    assert match, f"no section '## {heading}'"
     return match.group(1)
 
 
@@ -167,3 +167,33 @@ def test_the_readme_is_short_and_its_commands_are_the_guides() -> None:
     readme = commands(text)
     assert len(readme) == 2  # the quickstart and the tests
     assert commands((DOCS / "getting-started.md").read_text(encoding="utf-8")) == readme
+
+
+def subcommands() -> dict[str, set[str]]:
+    """Each command of the CLI and the options it takes."""
+    import argparse
+
+    from vault_tools import cli
+
+    parser = cli.build_parser()
+    action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return {
+        name: {option for a in sub._actions for option in a.option_strings}
+        for name, sub in action.choices.items()
+    }
+
+
+@pytest.mark.parametrize("page", ["README.md", "docs/commands.md"])
+def test_the_commands_tables_name_every_command_and_only_real_options(page: str) -> None:
+    known = subcommands()
+    text = (ROOT / page).read_text(encoding="utf-8")
+    table = section(text, "Commands") if "\n## Commands\n" in text else text.split("\n## ", 1)[0]
+    named: set[str] = set()
+    for cell in re.findall(r"(?m)^\| (`[^|]*(?:\\\|[^|]*)*) \|", table):
+        commands = [span.split()[0] for span in re.findall(r"`([^`]+)`", cell)]
+        assert commands and all(c in known for c in commands), f"{page}: {cell}"
+        named.update(commands)
+        options = set(re.findall(r"--[a-z][a-z-]*", cell))
+        allowed = set().union(*(known[c] for c in commands))
+        assert options <= allowed, f"{page}: {cell}: no such option {options - allowed}"
+    assert named == set(known), f"{page}: commands missing from the table: {set(known) - named}"
