@@ -305,7 +305,8 @@ def test_sed_in_place(vault: Path, watcher: Running) -> None:
     sed = shutil.which("sed")
     if sed is None:
         pytest.skip("no sed")
-    subprocess.run([sed, "-i", "s/badger/dingo/", str(vault / "memory" / "2026-03-11.md")], check=True)
+    in_place = ["-i", ""] if sys.platform == "darwin" else ["-i"]  # BSD sed takes the backup suffix apart
+    subprocess.run([sed, *in_place, "s/badger/dingo/", str(vault / "memory" / "2026-03-11.md")], check=True)
     wait_for(lambda: paths_with(watcher.config, "dingo") == {"memory/2026-03-11.md"}, "a sed -i edit")
 
 
