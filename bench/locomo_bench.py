@@ -190,7 +190,10 @@ def tuning_with(base: Tuning, pairs: str) -> Tuning:
     types = {f.name: type(getattr(base, f.name)) for f in dataclasses.fields(base)}
     for pair in filter(None, pairs.split(",")):
         key, _, value = pair.partition("=")
-        changes[key] = types[key](value)
+        if types[key] is bool:  # bool("False") is True
+            changes[key] = value.strip().lower() in ("1", "true", "yes", "on")
+        else:
+            changes[key] = types[key](value)
     return dataclasses.replace(base, **changes)
 
 
