@@ -169,3 +169,54 @@ def test_a_query_of_stop_words_only_warns_and_returns_nothing(session: Recaller,
 
 def test_stop_words_with_a_filter_still_browse(session: Recaller) -> None:
     assert session.recall("the", as_of=AS_OF, since="2026-03-11").results
+
+
+# --- an entry that names a time inside the asked period -----------------------------------------
+
+EVENTS = {
+    "2026-02-20": "- 10:00 **Ana**: Finished the quilt last Sunday, it took all winter.\n"
+    "- 10:05 **Ana**: Ana will finish the quilt border.\n"
+    "- 11:00 上周日终于把被子缝好了，花了一个冬天。\n"
+    "- 11:05 被子缝好以后要洗一下。\n",
+}
+
+
+@pytest.fixture(scope="module")
+def events(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Recaller]:
+    vault = tmp_path_factory.mktemp("events") / "vault"
+    for day, body in EVENTS.items():
+        write(vault / "memory" / f"{day}.md", f"---\ndate: {day}\n---\n{body}")
+    config = load_config(vault, env={})
+    Index(config).rebuild()
+    with Recaller(config, catch_up="never") as warm:
+        yield warm
+
+
+@pytest.mark.parametrize(
+    ("question", "told", "written"),
+    [
+        (
+            "What did Ana finish in February 2026?",
+            "**Ana**: Finished the quilt last Sunday, it took all winter.",
+            "**Ana**: Ana will finish the quilt border.",
+        ),
+        ("2026年2月被子缝好了吗？", "上周日终于把被子缝好了，花了一个冬天。", "被子缝好以后要洗一下。"),
+    ],
+)
+def test_an_entry_that_names_a_day_inside_the_asked_month_ranks_above_one_only_written_in_it(
+    events: Recaller, question: str, told: str, written: str
+) -> None:
+    result = events.recall(question, as_of=AS_OF, explain=True)
+    assert result.results[0].text == told
+    assert result.results[0].explain is not None
+    assert result.results[0].explain["event"] == DEFAULT_TUNING.event_match
+    events.tuning = dataclasses.replace(DEFAULT_TUNING, event_match=1.0)
+    try:  # the other entry matches better on its words alone
+        assert texts(events, question)[0] == written
+    finally:
+        events.tuning = DEFAULT_TUNING
+
+
+def test_a_year_is_too_long_a_period_for_the_event_bonus(events: Recaller) -> None:
+    result = events.recall("What did Ana finish in 2026?", as_of=AS_OF, explain=True)
+    assert all(hit.explain is not None and "event" not in hit.explain for hit in result.results)

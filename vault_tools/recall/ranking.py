@@ -3,8 +3,10 @@
 A query's terms are OR-ed over an entry's text, its neighbours' text (backing off: see
 :func:`keyword_clauses`), its section heading, its tags and its speaker (BM25F with per-field
 boosts, scored by :mod:`vault_tools.index.scorer`). The best :attr:`Tuning.pool` hits are then
-re-scored: ``bm25 x coordination x recency x importance x source x window`` (:func:`rescore`).
-Every constant is in :class:`vault_tools.recall.tuning.Tuning`, chosen on ``bench/locomo_bench.py`` and
+re-scored: ``bm25 x coordination x recency x importance x source x window x event``
+(:func:`rescore`); *event* favours, for a question about a short period, an entry that names a
+time inside it ("finished it last Sunday") over one that was only written then. Every constant is
+in :class:`vault_tools.recall.tuning.Tuning`, chosen on ``bench/locomo_bench.py`` and
 ``bench/recall_bench.py``, which sweep them.
 """
 
@@ -261,7 +263,9 @@ def rescore(
     if kind == "summary" and browsing:
         source = _summary_preference(stored, day, window, tuning)
     outside = _days_outside(day, window)
-    if outside and tuning.event_time and not browsing and tells_of_window(stored, day, window):
+    dated = window.core_since is not None or window.core_until is not None
+    told = dated and tuning.event_time and not browsing and tells_of_window(stored, day, window)
+    if outside and told:
         outside = 0  # written later (or earlier) about a time inside the window
     if window.weak:
         window_factor = (
@@ -281,8 +285,12 @@ def rescore(
     }
     if asks != 1.0:
         candidate.parts["asks"] = asks
+    short = not window.weak and _short(window, tuning.event_match_days)
+    event = tuning.event_match if told and short else 1.0
+    if event != 1.0:
+        candidate.parts["event"] = event  # names a time inside the window: what the question asks
     candidate.score = (
-        candidate.bm25 * coordination * recency * importance_factor * source * window_factor * asks
+        candidate.bm25 * coordination * recency * importance_factor * source * window_factor * asks * event
     )
 
 
@@ -479,6 +487,12 @@ def _mentions(text: str, day: dt.date) -> list[tuple[dt.date, dt.date]]:
     from vault_tools.recall.timewords import mentioned_spans
 
     return mentioned_spans(text, day)
+
+
+def _short(window: Window, days: int) -> bool:
+    """Whether the word window is a closed period of fewer than ``days`` days."""
+    lo, hi = window.core_since, window.core_until
+    return lo is not None and hi is not None and (hi - lo).days < days
 
 
 def _days_outside(day: dt.date | None, window: Window) -> int:

@@ -66,6 +66,10 @@ class Tuning:
     superseded_factor: float = 0.5  # a MEMORY item another hit says it supersedes ([supersedes:: m-…])
     day_repeat: float = 0.6  # a question across days: each earlier hit of the same day scales a hit by this
     event_time: bool = True  # an entry that tells of a time inside the window counts as inside it
+    # ... and scores this much more when the window is a short period (fewer days than
+    # event_match_days; a year says too little): it names when, as the question does.
+    event_match: float = 1.6
+    event_match_days: int = 32
     duplicate_overlap: float = 0.75
     duplicate_overlap_linked: float = 0.45
     hit_overhead_tokens: int = 16  # path, line, date and JSON keys around each hit's text
