@@ -1172,6 +1172,18 @@ def test_a_search_that_fails_is_logged_before_the_retry(idx: Index, caplog: pyte
     assert f"{idx.dir}: a search failed (RuntimeError: a segment vanished mid-read)" in caplog.text
 
 
+def test_merging_nothing_leaves_no_files_in_the_index_folder(idx: Index) -> None:
+    """A maintain() or reconcile() with nothing to merge opens no Whoosh writer: a cancelled
+    writer left its new segment's three files until the next commit, and an idle watcher
+    maintains every heartbeat (a quiet day: 26,000 files, each listed by every searcher open)."""
+    idx.rebuild()
+    before = sorted(path.name for path in idx.dir.iterdir())
+    for _ in range(3):
+        assert not idx.maintain()
+        idx.reconcile()
+    assert sorted(path.name for path in idx.dir.iterdir()) == before
+
+
 def test_index_is_a_facade_over_parts_that_share_one_state(idx: Index) -> None:
     """Index inherits nothing: it hands writing, building, healing and checking to parts with one
     job each, and a part that opens or forgets the Whoosh index does so for all of them."""

@@ -107,6 +107,7 @@ PRIVATE: tuple[Private, ...] = (
     Private(POSTINGS, "_minlength", "attribute"),
     Private(POSTINGS, "_maxlength", "attribute"),
     Private(POSTINGS, "_write_block", "method"),
+    Private("whoosh.index:FileIndex", "_segments", "method"),
     Private("whoosh.index", "TOC", "class"),
     Private("whoosh.index:TOC", "write", "method", ("storage", "indexname")),
     Private("whoosh.index", "clean_files", "function", ("storage", "indexname", "gen", "segments")),

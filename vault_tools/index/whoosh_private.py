@@ -40,7 +40,9 @@ Writing a full build's segment (:func:`bulk_segment_writer`, below): a ``Segment
 ``_postwriter`` a block at a time (``_blocklimit``, ``_ids``, ``_weights``, ``_maxweight``,
 ``_values``, ``_minlength``, ``_maxlength``, ``_write_block``). Build workers write their segment
 without committing (``_lk``, ``_finalize_segment``, ``_finish``) and the parent lists them in one
-table of contents (``whoosh.index.TOC``, ``clean_files``).
+table of contents (``whoosh.index.TOC``, ``clean_files``). ``Index.maintain`` reads the segments
+a writer would start from through ``FileIndex._segments`` (:func:`toc_segments`): opening a writer
+to find there is nothing to merge left three files behind each time.
 
 Matchers (:func:`safe_require`, :func:`safe_and_not`, for :mod:`vault_tools.recall.filters`):
 ``RequireMatcher`` and ``AndNotMatcher`` after a block-quality skip, through ``_find_next`` and
@@ -434,6 +436,12 @@ def finish_worker_segment(writer: Any) -> Any:
 def close_worker_writer(writer: Any) -> None:
     """Release a build worker's writer after :func:`finish_worker_segment` (no commit)."""
     writer._finish()
+
+
+def toc_segments(ix: Any) -> list[Any]:
+    """The segments of ``ix``'s current table of contents, as a new writer would read them
+    (without opening one: a cancelled writer leaves its empty segment's files behind)."""
+    return list(ix._segments())
 
 
 def write_segments(ix: Any, schema: Any, segments: list[Any]) -> None:

@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from vault_tools.index import whoosh_private
 from vault_tools.index.documents import (
     F_END,
     F_ID,
@@ -285,17 +286,19 @@ class IndexWriter:
         state.forget_ix()
         ix = state.open_ix()
         remembered = state.known_stamp == state.stamp(ix)
-        writer = ix.writer(timeout=5.0)
-        segments = list(writer.segments)
+        segments = whoosh_private.toc_segments(ix)  # what a writer would start from
         total = sum(seg.doc_count_all() for seg in segments)
         deleted = total - sum(seg.doc_count() for seg in segments)
-        if optimize and total and deleted > MAINTAIN_DELETED_SHARE * total:
-            writer.commit(optimize=True)
-        elif merge_group(segments, max_docs) is not None:
-            writer.commit(mergetype=tiered_merge(max_docs))
-        else:
-            writer.cancel()
+        rewrite = bool(optimize and total and deleted > MAINTAIN_DELETED_SHARE * total)
+        if not rewrite and merge_group(segments, max_docs) is None:
+            # No writer: a cancelled one leaves its new segment's files in the folder until the
+            # next commit, and an idle watcher asks every heartbeat.
             return False
+        writer = ix.writer(timeout=5.0)
+        if rewrite:
+            writer.commit(optimize=True)
+        else:
+            writer.commit(mergetype=tiered_merge(max_docs))
         state.forget_ix()
         if remembered:  # a merge moves documents and changes none: what this process wrote still holds
             state.known_stamp = state.stamp(state.open_ix())
