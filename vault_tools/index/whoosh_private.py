@@ -1,9 +1,10 @@
 """Every use of Whoosh's private API, in one module: what it relies on and why.
 
-whoosh-reloaded is pinned exactly (``==2.7.5`` in pyproject.toml) because of this module, and
-``tests/test_whoosh_private.py`` names every private name used here and fails on a Whoosh that
-changed one; ``tests/test_whoosh_private.py`` also fails when another module of vault_tools touches
-a private name of Whoosh's. The rest of the code uses Whoosh's public API only.
+whoosh-reloaded is pinned exactly (``==2.7.5`` in pyproject.toml) because of this module.
+``tests/test_whoosh_private.py`` names every private name used here, with its kind and
+parameters, and fails on a Whoosh that changed one; it also fails when another module of
+vault_tools touches a private name of Whoosh's, imports its codec or file internals, or patches
+it. The rest of the code uses Whoosh's public API only.
 
 Importing (:func:`import_whoosh`). While ``whoosh.compat``, ``whoosh.query`` and ``whoosh.reading``
 import, ``sys.modules`` holds stand-ins for ``urllib.request``, ``whoosh.lang.morph_en`` and the
