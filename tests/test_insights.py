@@ -277,3 +277,15 @@ def test_threshold_comparison_is_exact_at_the_edge() -> None:
     assert insights.within(round(0.5 + 0.2, 2), 0.7)
     assert not insights.within(0.69, 0.7)
     assert insights.format_score(1.0) == "1.0" and insights.format_score(0.75) == "0.75"
+
+
+def test_an_items_text_holds_no_media_annotation(tmp_path: Path) -> None:
+    """A chat export's note of an attachment is not words anyone said: not in a MEMORY.md item."""
+    line = (
+        "19:00 **Ana**: I adopted a rescue dog named Rex last week! "
+        "[shared image: a photo of a brown dog on a sofa]"
+    )
+    candidate = insights.analyse(entry(tmp_path, line), Rules())
+    assert candidate.key_text == "**Ana**: I adopted a rescue dog named Rex last week!"
+    chinese = insights.analyse(entry(tmp_path, "我上周领养了一只狗，叫旺财 [图片]"), Rules())
+    assert chinese.key_text == "我上周领养了一只狗，叫旺财"

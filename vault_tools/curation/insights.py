@@ -71,7 +71,7 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any, Literal
 
 from vault_tools.config import CONFIG_FILE, STATE_DIR, Config, read_config_file
-from vault_tools.curation import salience
+from vault_tools.curation import clauses, salience
 from vault_tools.curation.similarity import (
     CJK_CHAR,
     CJK_RUN,
@@ -499,7 +499,8 @@ def analyse(entry: Entry, rules: Rules) -> Candidate:
     kinds: set[str] = set()
     for sentence in read:
         kinds |= matched_kinds(sentence.text)
-    key = strip_label(plain(" ".join(s.text for s in chosen) if chosen else spoken_text(entry)))
+    said = " ".join(s.text for s in chosen) if chosen else spoken_text(entry)
+    key = strip_label(plain(clauses.strip_media(said)) or plain(said))
     speaker = entry.speaker
     shown = short(key, rules.max_item_chars)
     if speaker:

@@ -1,0 +1,99 @@
+"""The clause of a line that carries its news: media annotations, openers, reactions, hedges, who."""
+
+from __future__ import annotations
+
+import pytest
+
+from vault_tools.curation import clauses
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("The stories were so inspiring! [shared image: a photo of a dog]", "The stories were so inspiring!"),
+        ("Look at this [image: sunset.jpg] from the lake", "Look at this from the lake"),
+        ("<Media omitted>", ""),
+        ("[voice message] call me back", "call me back"),
+        ("看我新家的阳台 [图片]", "看我新家的阳台"),
+        ("[表情][表情] 太好了", "太好了"),
+    ],
+)
+def test_media_annotations_a_chat_export_leaves_are_dropped(text: str, expected: str) -> None:
+    assert clauses.strip_media(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "See [[2026-03-10]] and [importance:: 0.9]",  # a wikilink and an inline field
+        "- [x] booked the [hotel](https://example.com)",  # a task box and a Markdown link
+        "He said [sic] it was fine; see [1] and [the image we discussed]",  # text in brackets
+    ],
+)
+def test_brackets_that_hold_text_stay(text: str) -> None:
+    assert clauses.strip_media(text) == text
+
+
+@pytest.mark.parametrize(
+    ("sentence", "subject", "expected"),
+    [
+        # the reaction after the news goes; the speaker's "I" goes when the bullet names them
+        (
+            "I went to a support group yesterday and it was so powerful.",
+            "Ana",
+            "went to a support group yesterday",
+        ),
+        (
+            "Gonna check out career options, which is pretty exciting!",
+            "Ana",
+            "Gonna check out career options",
+        ),
+        # an interjection and the name it addresses, a question back after a dash
+        ("Wow, Melanie! I just signed up for a pottery class.", "Mel", "signed up for a pottery class"),
+        (
+            "FYI, I finished another pottery project - want to see a pic?",
+            "Mel",
+            "finished another pottery project",
+        ),
+        # a time phrase in front goes after the news
+        (
+            "Last weekend I joined a mentorship program - it's so rewarding.",
+            "Ana",
+            "joined a mentorship program last weekend",
+        ),
+        ("I'll start the new job in May.", "Ana", "will start the new job in May"),
+        # notes about a person: their name is the bullet's; a feeling added after the news goes
+        ("Melanie ran a charity race last Saturday.", "Melanie", "ran a charity race last Saturday"),
+        ("Ana attended a council meeting and found it moving.", "Ana", "attended a council meeting"),
+        # without a subject the sentence keeps its "I"
+        ("Honestly, I really moved the standup to 9:30.", None, "I moved the standup to 9:30"),
+        # Chinese: openers, chatter clauses and the leading 我 go; the clauses with the news stay
+        ("哈哈，对了，我下周搬到上海。", "小林", "下周搬到上海"),
+        ("周末去了杭州，见了老同学，吃得很开心。", "小林", "周末去了杭州，见了老同学"),
+        ("我对花生过敏，吃了会起荨麻疹", None, "我对花生过敏，吃了会起荨麻疹"),
+        # nothing but a pleasantry: returned tidied, never empty
+        ("That's so cool!", "Ana", "That's so cool"),
+    ],
+)
+def test_the_gist_keeps_the_news(sentence: str, subject: str | None, expected: str) -> None:
+    assert clauses.gist(sentence, subject) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "recent", "ongoing"),
+    [
+        ("Yesterday I took the kids to the museum", True, False),
+        ("I just signed up for a pottery class", True, False),
+        ("I'm researching adoption agencies", False, True),
+        ("We've been building a website for the shop", False, True),
+        ("I'm feeling great about it", False, False),
+        ("昨天去了医院复查", True, False),
+        ("我最近在学钢琴", True, True),
+        ("我在想要不要换工作", False, False),
+        ("I love painting sunsets", False, False),
+    ],
+)
+def test_news_of_the_last_days_and_what_someone_is_in_the_middle_of(
+    text: str, recent: bool, ongoing: bool
+) -> None:
+    assert (clauses.recent(text), clauses.ongoing(text)) == (recent, ongoing)

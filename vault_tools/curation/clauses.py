@@ -1,0 +1,195 @@
+"""The clause of a sentence that carries its news: what a summary bullet keeps of a line.
+
+Design
+------
+A weekly summary states what happened to whom in a fraction of the notes' words. A line of a note
+or a chat says its news in one clause and wraps it in others: a greeting ("Hey Mel!"), an
+interjection ("Wow,"), a reaction ("and it was so powerful", "which is pretty exciting"), a
+question back ("want to see?"), hedges and intensifiers ("really", "just", "kinda").
+:func:`gist` keeps the clauses with the news and drops the rest, in English and Chinese:
+
+1. Media annotations that a chat export leaves in place of an attachment (``[shared image: a
+   photo of …]``, ``[voice message]``, ``<Media omitted>``, ``[图片]``) are not words anyone said:
+   :func:`strip_media` drops them (from MEMORY.md items too).
+2. Openers go: greetings, interjections, discourse markers and the name they address ("Hey Mel!",
+   "Wow, Melanie!", "Guess what?", "By the way,", "哈哈，", "对了，").
+3. The sentence is cut into clauses at dashes and semicolons and before "which", "and it",
+   "but", "so" (Chinese: at ，；); a clause that says nothing specific (see
+   :mod:`vault_tools.curation.salience`: chatter, a maxim, a question, words to the listener) goes.
+   When some clause tells an event (someone did, started, changed or plans something), only the
+   event clauses stay, at most :data:`MAX_CLAUSES`.
+4. Hedges and intensifiers go ("really", "just", "kinda"; 真的、其实).
+5. With ``subject`` (the bullet names who, as "**Caroline**: …"), a leading first person ("I",
+   "I'm", "I've", 我) or that name itself goes: "**Caroline**: went to an LGBTQ support group
+   yesterday".
+
+Every step is a pure function of text; a sentence with nothing left after them is returned as
+it was (tidied), so a caller never loses a line it chose.
+"""
+
+from __future__ import annotations
+
+import re
+
+from vault_tools.curation import salience
+from vault_tools.curation.similarity import CJK_RUN
+
+MAX_CLAUSES = 2
+
+MEDIA_NOTE = re.compile(
+    r"\[(?i:(?:shared|sent|attached|forwarded)\s+)?(?i:image|photo|picture|video|audio|voice(?: message| note)?"
+    r"|sticker|gif|file|attachment|document|media)(?::[^\]\n]*)?\]"
+    r"|<(?i:media omitted|image omitted|video omitted|attachment omitted)>"
+    r"|\[(?:图片|照片|语音|视频|表情|动画表情|文件|链接|位置|红包)\]"
+)
+
+#: Words that open a line without saying anything ...
+_INTERJECTIONS = (
+    r"hey|hi|hello|wow|whoa|woah|oh|ooh|aw+|yeah|yes|yep|yup|well|so|and|but|actually|anyway|anyways|"
+    r"honestly|btw|fyi|by the way|guess what|oh man|omg|haha\w*|lol|thanks|thank you|congrats|"
+    r"congratulations|um+|uh+|hmm+|ah+|aha|yay|woohoo|you know what|oh my"
+)
+#: ... and words that do only when a comma or an exclamation follows ("Great, I …", not "Great Falls").
+_REACTIONS = r"ok|okay|sure|sorry|cool|great|nice|awesome|amazing|totally|true|right|no way|look|listen"
+OPENER = re.compile(
+    rf"^\s*(?:(?i:{_INTERJECTIONS})(?![A-Za-z'’-])|(?i:{_REACTIONS})(?=[,!.]))"
+    r"(?:[\s,!.…:;?~-]+(?:[A-Z][a-z]+(?=[!,.?]))?)*[\s,!.…:;?~-]*"
+)
+OPENER_ZH = re.compile(
+    r"^\s*(?:哈+|嘿+|哇+|嗯+|哦+|啊+|诶|哎+|呀|嗨|对了|话说|其实|说实话|顺便说一下|顺便说|顺便|那个|好吧|好的|是的|对|你知道吗|告诉你)"
+    r"[\s，,！!。~、…]*"
+)
+CLAUSE_BREAK = re.compile(
+    r"\s+[-–—]+\s+|;\s+|\s*[；]\s*|，|,?\s+(?=(?:which|and it(?:'s| was| is))\s)|,\s+(?=(?:but|so|because)\s)"
+)
+#: "… and found it inspiring", "… and is excited about it": how the news felt, after the news.
+AFTERTHOUGHT = re.compile(
+    r",?\s+and\s+(?:(?:she|he|they|i|we)\s+)?(?:found|finds|felt|feels|enjoyed|enjoys|loved|loves|is|was|are|were|am"
+    r"|expresses|expressed|appreciates|appreciated|values|valued|had a (?:great|good|blast|lovely|wonderful))\b.*$"
+)
+#: "Last weekend I joined X" -> "joined X last weekend": the time after the news, no "I".
+TIME_FIRST = re.compile(
+    r"^((?i:(?:last|this|next|past|earlier this|over the) (?:\w+ )?(?:week|weekend|month|year|night|summer|spring|fall|"
+    r"autumn|winter|monday|tuesday|wednesday|thursday|friday|saturday|sunday)|yesterday|today|tonight|"
+    r"recently|lately|earlier|a few days ago|the other day|since (?:we|our) last (?:talked|spoke|chatted|chat)))"
+    r",?\s+(?:I|I've|I’ve|I'm|I’m)\s+(.+)$"
+)
+HEDGE = re.compile(
+    r"(?<![A-Za-z'])(?:really|just|also|totally|actually|kinda|kind of|sort of|basically|literally|definitely"
+    r"|honestly|truly|super|so so|pretty much)\s+(?=[A-Za-z])"
+    r"|(?:真的|其实|就是|确实|挺|非常|特别)(?=[\u4e00-\u9fff])"
+)
+FIRST_PERSON_EN = re.compile(r"^(?:I|I'm|I’m|I've|I’ve|I am)\s+")
+FIRST_PERSON_WILL = re.compile(r"^(?:I'll|I’ll)\s+")
+FIRST_PERSON_ZH = re.compile(r"^我(?![们的])")
+
+
+#: News of the last days: "yesterday", "last Friday", "I just …", "since we last talked"; 昨天、上周、刚.
+RECENT = re.compile(
+    r"(?i:(?<![a-z])(?:yesterday|last (?:night|week|weekend|month|monday|tuesday|wednesday|thursday|friday|"
+    r"saturday|sunday|mon|tue|tues|wed|thu|thurs|fri|sat|sun)|(?:this|past) (?:week|weekend|morning)|"
+    r"(?:i|we) (?:just|finally|recently)|recently|the other day|(?:two|three|a few|couple of) days ago|"
+    r"since (?:we|our) last (?:talked|spoke|chatted|chat|talk))(?![a-z]))"
+    r"|昨天|前天|昨晚|上周|上个?星期|上个月|这周|本周|刚刚|刚才|(?:我|我们)(?:刚|终于)|最近"
+)
+
+
+#: What someone is in the middle of: "I'm researching adoption agencies", "we've been building a
+#: website", 我在学钢琴、我正在找房子 (not a feeling: "I'm loving it", "I'm feeling great").
+ONGOING = re.compile(
+    r"(?i:(?<![a-z'’])(?:i'm|i’m|i am|we're|we’re|we are|i've been|i’ve been|we've been|we’ve been|been)"
+    r"\s+(?:(?:also|still|now|currently|finally|really|busy|slowly)\s+)?"
+    r"(?!(?:feeling|loving|hoping|thinking|wondering|going to|gonna|doing (?:good|great|well|ok|okay|fine))\b)"
+    r"[a-z]{3,}ing(?![a-z]))"
+    r"|(?:我|我们)(?:最近|现在|一直|还)?(?:在|正在)(?!想|考虑)[\u4e00-\u9fff]"
+)
+
+
+def ongoing(text: str) -> bool:
+    """Whether ``text`` tells what someone is in the middle of (see :data:`ONGOING`)."""
+    return bool(ONGOING.search(text))
+
+
+def recent(text: str) -> bool:
+    """Whether ``text`` tells of the last days (see :data:`RECENT`): news, not a standing fact."""
+    return bool(RECENT.search(text))
+
+
+def strip_media(text: str) -> str:
+    """``text`` without the media annotations a chat export leaves (see the module docstring)."""
+    if "[" not in text and "<" not in text:
+        return text
+    return re.sub(r"[ \t]{2,}", " ", MEDIA_NOTE.sub("", text)).strip()
+
+
+def gist(sentence: str, subject: str | None = None) -> str:
+    """The clauses of ``sentence`` that carry its news (see the module docstring)."""
+    text = strip_media(sentence).strip()
+    opened = drop_openers(text)
+    parts = [p.strip(" ,，") for p in CLAUSE_BREAK.split(opened) if p and p.strip(" ,，")]
+    kept = telling(parts)
+    if not kept:
+        return tidy(opened or text)
+    joiner = "，" if any(CJK_RUN.search(p) for p in kept) else ", "
+    said = joiner.join(HEDGE.sub("", cut_afterthought(p)).strip() for p in kept)
+    if subject:
+        said = drop_subject(said, subject)
+    return tidy(said)
+
+
+def time_last(text: str) -> str:
+    """A leading time phrase moved after the news, the "I" before it dropped (see TIME_FIRST)."""
+    match = TIME_FIRST.match(text)
+    if match is None:
+        return text
+    rest = match[2].rstrip(" .!")
+    return f"{rest} {match[1][0].lower()}{match[1][1:]}"
+
+
+def cut_afterthought(clause: str) -> str:
+    """``clause`` without a feeling added after its news (see :data:`AFTERTHOUGHT`), when some
+    news is left: "attended a council meeting, and found it inspiring" -> "attended a council meeting"."""
+    match = AFTERTHOUGHT.search(clause)
+    if match is None or match.start() == 0:
+        return clause
+    head = clause[: match.start()]
+    return head if salience.read(head).event else clause
+
+
+def drop_openers(text: str) -> str:
+    """``text`` without its greetings, interjections and the name they address."""
+    while True:
+        before = text
+        text = OPENER.sub("", text, count=1)
+        text = OPENER_ZH.sub("", text, count=1)
+        if text == before:
+            break
+    return text
+
+
+def telling(parts: list[str]) -> list[str]:
+    """The clauses worth keeping: event clauses when there are any, else the ones with content."""
+    said = [(p, r) for p in parts if (r := salience.read(p)).usable]
+    events = [p for p, r in said if r.event and (r.disclosure or r.names or r.dated)]
+    if events and not CJK_RUN.search(events[0]):  # a Chinese clause leans on the next one
+        return events[:MAX_CLAUSES]
+    return [p for p, _r in said][:MAX_CLAUSES]
+
+
+def drop_subject(text: str, subject: str) -> str:
+    """``text`` without a leading first person or ``subject``'s own name (the bullet names them)."""
+    if text.startswith(subject + " ") and not text.startswith(subject + " and "):
+        return text[len(subject) + 1 :]
+    text = time_last(text)
+    will = FIRST_PERSON_WILL.match(text)
+    if will:
+        return "will " + text[will.end() :]
+    return FIRST_PERSON_ZH.sub("", FIRST_PERSON_EN.sub("", text, count=1), count=1)
+
+
+def tidy(text: str) -> str:
+    """One line, no trailing comma or exclamation, a full stop where the clause ended."""
+    text = re.sub(r"\s+", " ", text).strip(" ,;:，；：-–—")
+    text = re.sub(r"[!！]+$", "", text).rstrip()
+    text = re.sub(r"[.。]+$", "", text).rstrip()
+    return text
