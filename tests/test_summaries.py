@@ -426,9 +426,7 @@ def test_a_chinese_week_reads_in_chinese(tmp_path: Path) -> None:
     assert "- **Atlas** · 账单服务用 PostgreSQL，不用 MySQL ([[2026-03-02#工作|3月2日]])" in text
     assert "网络要下周三才能装好，这几天先用手机热点 → 周三 3月11日 ([[2026-03-06#生活|3月6日]])" in text
     # an open thread says the sentence that names its day, not the whole entry
-    assert (
-        "- **搬家** · 下周四去 Bürgeramt 办 Anmeldung。 → 周四 3月12日 ([[2026-03-06#生活|3月6日]])" in text
-    )
+    assert "- **搬家** · 下周四去 Bürgeramt 办 Anmeldung → 周四 3月12日 ([[2026-03-06#生活|3月6日]])" in text
 
 
 def test_import_leaves_summaries_to_the_vaults_own_heartbeat(month: Path, tmp_path: Path) -> None:
@@ -513,3 +511,109 @@ def test_iso_weeks_across_the_year_end(day: dt.date, name: str, start: dt.date, 
     assert (period.name, period.start, period.end) == (name, start, end)
     assert Period.parse(name) == period
     assert notes.classify(period.rel_path) == ("summary", end)
+
+
+CHAT_WEEK = {
+    "2026-03-03": (
+        "---\ndate: 2026-03-03\n---\n## 19:00 · Ana & Ben\n\n"
+        "- 19:00 **Ana**: Hey Ben! Good to see you! How have you been?\n"
+        "- 19:00 **Ben**: Hey Ana! Swamped, but good. What's new with you?\n"
+        "- 19:00 **Ana**: Guess what? Last week I moved to Lisbon and it was so exciting! "
+        "[shared image: a photo of a street with yellow trams]\n"
+        "- 19:00 **Ben**: Wow, that's amazing, Ana! You're so brave. How's the flat?\n"
+        "- 19:00 **Ana**: Small but sunny. I also signed up for a Portuguese course, which is pretty fun!\n"
+        "- 19:00 **Ben**: That's so cool! I adopted a rescue dog named Rex yesterday - want to see a pic?\n"
+        "- 19:00 **Ana**: Aww, I love him! Dogs are the best.\n"
+        "- 19:00 **Ben**: Thanks! Next month I'm running the Porto half marathon with my sister.\n"
+        "- 19:00 **Ben**: Oh, and I decided to sell my car - I bike everywhere now.\n"
+    ),
+}
+
+
+def test_a_conversation_week_says_what_happened_to_whom(tmp_path: Path) -> None:
+    vault = tmp_path / "chat"
+    for day, text in CHAT_WEEK.items():
+        write(vault / "memory" / f"{day}.md", text)
+    report = run(vault, "2026-W10")
+    text = (vault / "memory/summaries/2026-W10.md").read_text(encoding="utf-8")
+    bullets = [line for line in text.splitlines() if line.startswith("- ")]
+    assert report.action == "written"
+    # one bullet per person, their news as clauses: no greeting, reaction, question or attachment
+    ana = next(b for b in bullets if b.startswith("- **Ana**: "))
+    ben = next(b for b in bullets if b.startswith("- **Ben**: "))
+    assert len(bullets) == 2
+    assert (
+        ana
+        == "- **Ana**: moved to Lisbon last week; signed up for a Portuguese course ([[2026-03-03|Mar 3]])"
+    )
+    assert ben.startswith(
+        "- **Ben**: adopted a rescue dog named Rex yesterday; running the Porto half marathon"
+    )
+    assert "Porto half marathon" in ben and ben.endswith("([[2026-03-03|Mar 3]])")
+    # a person's decision joins their bullet: what happened to Ben, in one place
+    assert "decided to sell my car" in ben and re.findall(r"^## (.+)$", text, re.MULTILINE) == ["Events"]
+    for absent in (
+        "Hey",
+        "Guess what",
+        "so exciting",
+        "pretty fun",
+        "want to see",
+        "?",
+        "shared image",
+        "Wow",
+    ):
+        assert absent not in ana + ben
+    # in far fewer words than the notes said
+    note = (vault / "memory" / "2026-03-03.md").read_text(encoding="utf-8")
+    assert len(" ".join(bullets).split()) * 2 < len(note.split())
+
+
+ZH_CHAT = {
+    "2026-03-04": (
+        "---\ndate: 2026-03-04\n---\n## 20:00 · 小林和阿杰\n\n"
+        "- 20:00 **小林**：嗨，阿杰！好久不见，最近怎么样？\n"
+        "- 20:00 **阿杰**：还行还行，你呢？\n"
+        "- 20:00 **小林**：哈哈，对了，我上周搬到杭州了！[图片]\n"
+        "- 20:00 **阿杰**：哇，太好了！恭喜恭喜！\n"
+        "- 20:00 **小林**：我最近在学钢琴，每周六上课，挺开心的。\n"
+        "- 20:00 **阿杰**：我下个月要去成都出差，顺便见见老同学。\n"
+        "- 20:00 **小林**：真羡慕你！\n"
+    ),
+}
+
+
+def test_a_chinese_conversation_week_says_what_happened_to_whom(tmp_path: Path) -> None:
+    vault = tmp_path / "zh-chat"
+    for day, text in ZH_CHAT.items():
+        write(vault / "memory" / f"{day}.md", text)
+    run(vault, "2026-W10")
+    text = (vault / "memory/summaries/2026-W10.md").read_text(encoding="utf-8")
+    bullets = [line for line in text.splitlines() if line.startswith("- ")]
+    assert "# 2026年第10周（3月2日–3月8日）" in text
+    assert len(bullets) == 2
+    assert "- **小林**：上周搬到杭州了；最近在学钢琴，每周六上课 ([[2026-03-04|3月4日]])" in bullets
+    assert "- **阿杰**：下个月要去成都出差，顺便见见老同学 ([[2026-03-04|3月4日]])" in bullets
+    for absent in ("哈哈", "对了", "[图片]", "好久不见", "恭喜", "羡慕", "挺开心"):
+        assert absent not in text
+
+
+def test_notes_about_people_become_a_bullet_per_person(tmp_path: Path) -> None:
+    """Short third-person notes (as an agent writes them): grouped by the person they are about."""
+    vault = tmp_path / "facts"
+    write(
+        vault / "memory" / "2026-03-05.md",
+        "---\ndate: 2026-03-05\n---\n## Notes\n\n"
+        "- Ana moved to Lisbon last week and found it exciting.\n"
+        "- Ana signed up for a Portuguese course.\n"
+        "- Ben adopted a rescue dog named Rex.\n"
+        "- Ben is running the Porto half marathon next month.\n"
+        "- Decided to keep the shared photo album on the NAS.\n"
+        "- Decided to meet every second Sunday.\n",
+    )
+    run(vault, "2026-W10")
+    text = (vault / "memory/summaries/2026-W10.md").read_text(encoding="utf-8")
+    assert "- **Ana**: moved to Lisbon last week; signed up for a Portuguese course (" in text
+    assert (
+        "- **Ben**: adopted a rescue dog named Rex; is running the Porto half marathon next month (" in text
+    )
+    assert "**Decided**" not in text  # a capitalised first word that is a verb is no person

@@ -4,12 +4,29 @@ Design
 ------
 :func:`build_summary` gets the period's usable entries (see :func:`usable`: never a ``#private``
 one, never one holding a secret, not the chatter the heartbeat skips) and reads them with the
-heartbeat's own rules (:func:`vault_tools.curation.insights.rules_insights`): each entry's key sentences,
-its category and score; near-duplicates said on several days become one bullet citing every day.
+heartbeat's own rules (:func:`vault_tools.curation.insights.rules_insights`): each entry's category
+and score; near-duplicates said on several days become one bullet citing every day. It states
+what happened to whom, not the week's lines again:
+
+* **Who.** A bullet is about its entry's speaker (a transcript), else its first topic tag, else
+  the person the note is about ("Melanie ran a race": a name that opens two entries or more as
+  their subject, :func:`people_of`), else its section heading.
+* **What.** Of each entry only its news is kept (:func:`news`): the sentences that tell an event
+  (someone did, started, changed or plans something, or is in the middle of something: "I'm
+  researching adoption agencies"), those of the last days first, else its strongest statement
+  (about a person: one that says something of them); each cut to the clauses that carry it
+  (:func:`vault_tools.curation.clauses.gist`: no greeting, reaction, question back, hedge, media
+  annotation, nor the "I" or name the bullet already says).
+* **How much.** The news first, then other statements, the strongest first, as long as the
+  words fit :data:`SUMMARY_SHARE` of what the notes state (:func:`within_budget`).
+* **One bullet per person.** A person's statements of the period are joined into one bullet in
+  the order said ("**Caroline**: went to a support group yesterday; applied to adoption agencies"),
+  a topic's into one per section; a statement that repeats one already there adds only its sources.
+
 Bullets go under Decisions, Events, Lessons, Preferences and Open threads (open tasks, and dated
-items still ahead when the period ended, told by the sentence that names the day), most
-important first, grouped by topic (the entry's first topic tag, else its section heading) with
-the topic whose best item matters most first. A short overview paragraph on top counts the
+items still ahead when the period ended, told by the sentence that names the day; a person's
+bullet that joins several sections goes under Events), most important first, grouped by topic
+with the topic whose best item matters most first. A short overview paragraph on top counts the
 entries and names the main topics: the line a question about the period finds first.
 
 :func:`render_summary` writes it out: front matter (``type: summary``, the period, its first and
@@ -22,6 +39,7 @@ where the entry has a block id, else ``[[2026-03-10#Work|Mar 10]]`` to its headi
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import re
 from collections.abc import Sequence
@@ -29,7 +47,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from vault_tools.curation import insights, similarity
+from vault_tools.curation import clauses, insights, salience, similarity
 from vault_tools.errors import UsageError
 from vault_tools.notes import edit as note_edit
 from vault_tools.notes import model as notes
@@ -178,6 +196,8 @@ class Bullet:
     score: float
     sources: tuple[notes.Entry, ...]
     ahead: dt.date | None = None  # an open thread's next date, after the period
+    person: bool = False  # the topic is who the text is about: "**Caroline**: went to …"
+    news: bool = True  # an event, decision, plan, lesson or preference: what a summary is for
 
 
 @dataclass
@@ -219,16 +239,51 @@ def usable(entry: notes.Entry) -> bool:
     return insights.skip_reason(entry) is None
 
 
-def topic_of(entry: notes.Entry) -> str:
+def topic_of(entry: notes.Entry, people: frozenset[str] = frozenset()) -> str:
     """Who says the entry (a transcript: what happened to whom), else its first topic tag (not a
-    marker such as #remember), else its section heading."""
+    marker such as #remember), else the person it is about (one of ``people``, see
+    :func:`people_of`), else its section heading."""
     if entry.speaker:
         return entry.speaker
     for tag in insights.inline_tags(entry.raw):
         name = tag.rstrip("/")
         if name.split("/")[0].lower() not in META_TAGS and not name.isdigit():
             return name
-    return entry.section.strip()
+    about = subject_name(insights.spoken_text(entry))
+    return about if about is not None and about in people else entry.section.strip()
+
+
+#: "Melanie ran …", "Jonas's team is …": a capitalised first word followed by a verb or a possessive.
+NAME_FIRST = re.compile(
+    r"^([A-Z][a-z]+)(?:(?:'s|’s)\s|\s+(is|was|are|were|has|had|will|would|can|could|and|[a-z]+)\b)"
+)
+AUXILIARIES = frozenset("is was are were has had will would can could and".split())  # noqa: SIM905
+NOT_A_NAME = frozenset(salience.STOPWORDS | salience.PLEASANTRY | salience.ARTICLES)
+
+
+def subject_name(text: str) -> str | None:
+    """The name ``text`` opens with as its subject ("Melanie ran a race" -> Melanie), or None."""
+    match = NAME_FIRST.match(insights.plain(text))
+    if match is None:
+        return None
+    name, verb = match[1], match[2]
+    low = name.lower()
+    if low in NOT_A_NAME or low.endswith(("ed", "ing", "ly")):
+        return None
+    if verb is None or verb in AUXILIARIES:
+        return name
+    return name if verb.endswith(("s", "ed")) or verb in salience.PAST_IRREGULAR else None
+
+
+def people_of(entries: Sequence[notes.Entry]) -> frozenset[str]:
+    """Names that are the subject of two entries or more (notes about people: "Melanie ran …")."""
+    counts: dict[str, int] = {}
+    for entry in entries:
+        if not entry.speaker:
+            name = subject_name(insights.spoken_text(entry))
+            if name:
+                counts[name] = counts.get(name, 0) + 1
+    return frozenset(name for name, count in counts.items() if count >= 2)
 
 
 def topic_label(topic: str) -> str:
@@ -250,7 +305,9 @@ def build_summary(
     """The extractive (rules) summary of ``entries``, the period's usable entries."""
     candidates = [insights.analyse(e, rules) for e in entries]
     found, scores = insights.rules_insights(candidates, candidates, rules)
-    bullets = [rules_bullet(insight, period) for insight in found]
+    people = people_of(entries)
+    made = [rules_bullet(insight, period, people) for insight in found]
+    bullets = [bullet for bullet in made if bullet is not None]
     budget = max(SUMMARY_MIN_WORDS, round(SUMMARY_SHARE * sum(statement_words(e) for e in entries)))
     return Summary(
         period=period,
@@ -265,23 +322,80 @@ def build_summary(
     )
 
 
-def rules_bullet(insight: insights.Insight, period: Period) -> Bullet:
+def rules_bullet(
+    insight: insights.Insight, period: Period, people: frozenset[str] = frozenset()
+) -> Bullet | None:
+    """The bullet of one insight (None: it says nothing of its person but pleasantries)."""
     lead = max(insight.sources, key=lambda e: (e.date or dt.date.min, e.start_line))
-    text = insight.text
+    said_by = insight.lead or lead
+    topic = topic_of(said_by, people)
+    person = bool(said_by.speaker) or topic in people
+    text, value = news(said_by, topic if person else None)
+    if not text and person:
+        return None  # nothing of the person but pleasantries
+    text = text or notes.SPEAKER.sub("", insight.text, count=1).strip()
     ahead = ahead_of(insight.sources, period.end)
     done = all(DONE_TASK.match(e.raw) for e in insight.sources)
     if any(is_open_task(e) for e in insight.sources) or (ahead is not None and not done):
         section: SectionKey = "open"
         if ahead is not None:
-            text = sentence_naming(ahead[2], ahead[1]) or text  # "Follow up with Jonas on Monday."
+            naming = sentence_naming(ahead[2], ahead[1])  # "Follow up with Jonas on Monday."
+            text = clauses.gist(naming, topic if person else None) if naming else text
     elif done:
         section = "events"  # a done task is something that happened
     else:
         section = SECTION_OF_CATEGORY[insight.category]
     when = ahead[0] if ahead is not None else None
-    return Bullet(
-        section, topic_of(lead), insights.short(text, BULLET_CHARS), insight.score, insight.sources, when
+    score = insight.score + NEWS_BOOST * value
+    told = value > 0 or section != "events"
+    text = insights.short(text, BULLET_CHARS)
+    return Bullet(section, topic, text, score, insight.sources, when, person, told)
+
+
+#: At most this many sentences of one entry in its bullet: the news, not the line again.
+NEWS_SENTENCES = 2
+#: A bullet that tells an event (someone did, started, changed or plans something) ranks above one
+#: that only states something: a summary says what happened.
+NEWS_BOOST = 0.3
+
+
+def news(entry: notes.Entry, subject: str | None) -> tuple[str, int]:
+    """What ``entry`` tells, in few words: its event sentences (someone did, started, changed or
+    plans something; those of the last days first) else its strongest statement (about a person:
+    one that says something of them, a name or a date), each cut to the
+    clauses that carry it (:func:`vault_tools.curation.clauses.gist`; "" when it states
+    nothing), and how much news it is: 2 an event of the last days, 1 an event, 0 none."""
+    read = insights.read_sentences(insights.spoken_text(entry))
+    statements = [s for s in read if s.usable and not s.text.endswith((":", "："))]
+    events = [
+        s for s in statements if (s.event and (s.disclosure or s.names or s.dated)) or clauses.ongoing(s.text)
+    ]
+    ranked = sorted(events, key=lambda s: (-clauses.recent(s.text), -s.strength))
+    if subject is not None:  # about a person: what they say of themselves, not "Dogs are the best."
+        statements = [s for s in statements if s in events or says_of(s, subject)]
+    chosen = ranked or sorted(statements, key=lambda s: -s.strength)[:1]
+    kept = [s for s in statements if s in chosen[:NEWS_SENTENCES]]
+    parts = [clauses.gist(insights.strip_label(insights.plain(s.text)), subject) for s in kept]
+    value = (1 + clauses.recent(ranked[0].text)) if ranked else 0
+    return join_clauses([p for p in parts if p]), value
+
+
+def says_of(sentence: salience.Sentence, person: str) -> bool:
+    """Whether ``sentence`` tells something of ``person`` (who says it, or whom it names): their
+    first person, their family, their name, another name or a date."""
+    text = sentence.text
+    return bool(
+        salience.FIRST_PERSON.search(text)
+        or salience.KIN.search(text)
+        or person in text
+        or sentence.names
+        or sentence.dated
     )
+
+
+def join_clauses(parts: Sequence[str]) -> str:
+    chinese = any(insights.is_chinese(p) for p in parts)
+    return ("；" if chinese else "; ").join(parts)
 
 
 def ahead_of(entries: Sequence[notes.Entry], end: dt.date) -> tuple[dt.date, str, notes.Entry] | None:
@@ -305,7 +419,7 @@ def sentence_naming(entry: notes.Entry, phrase: str) -> str | None:
 #: A summary says in at most this share of the words what the period's notes state (their
 #: sentences less questions, pleasantries and words to the listener): what happened, not the
 #: week's lines again.
-SUMMARY_SHARE = 0.4
+SUMMARY_SHARE = 0.38
 SUMMARY_MIN_WORDS = 80  # a quiet week's few bullets are all kept
 
 
@@ -320,62 +434,66 @@ def words(text: str) -> int:
 
 
 def within_budget(bullets: list[Bullet], budget: int) -> list[Bullet]:
-    """The strongest bullets whose words fit ``budget``; open threads first, each kept whole."""
+    """The strongest bullets whose words fit ``budget``, each kept whole: open threads first, then
+    the news (events, decisions, plans, lessons, preferences), then other statements. A bullet
+    that joins its person's costs its words, one that stands alone its link too."""
     ranked = sorted(
-        bullets, key=lambda b: (b.section != "open", -b.score, -len(b.sources), first_day(b), b.text)
+        bullets,
+        key=lambda b: (b.section != "open", not b.news, -b.score, -len(b.sources), first_day(b), b.text),
     )
     kept: list[Bullet] = []
-    left = budget
+    spent = 0
     for bullet in ranked:
-        cost = words(bullet.text) + 2  # the link
-        if cost <= left or not kept:
+        cost = words(bullet.text) + (1 if bullet.person else 2)
+        if spent + cost <= budget or not kept:
             kept.append(bullet)
-            left -= cost
+            spent += cost
     return [b for b in bullets if b in kept]
 
 
-#: Statements of one person (or topic) about one thing become one bullet: at most this many,
-#: from lines at most :data:`NEARBY_LINES` apart in one note (a conversation stays on a thing
-#: for a few turns) or sharing two content words.
-MERGE_AT_MOST = 3
-NEARBY_LINES = 6
+#: What one person did in the period becomes one bullet (what a topic did: one per section), at
+#: most this many statements in the order they were said; more start another bullet.
+MERGE_AT_MOST = 12
 
 
 def same_thing(a: Bullet, b: Bullet) -> bool:
-    if a.section != b.section or not a.topic or a.topic != b.topic or a.ahead or b.ahead:
+    """Whether ``b`` joins ``a``'s bullet: the same person (any section but open threads) or the
+    same topic and section, and no date ahead."""
+    if not a.topic or a.topic != b.topic or a.ahead or b.ahead:
         return False
-    near = any(
-        x.rel_path == y.rel_path and abs(x.start_line - y.start_line) <= NEARBY_LINES
-        for x in a.sources
-        for y in b.sources
-    )
-    return near or len(similarity.tokens(a.text) & similarity.tokens(b.text)) >= 2
+    return a.section == b.section or (a.person and "open" not in (a.section, b.section))
 
 
 def merge_same_things(bullets: list[Bullet]) -> list[Bullet]:
-    """One bullet per thing: a person's statements about it joined, in the order they were said."""
+    """One bullet per person, or per topic and section: their statements joined, in the order said
+    (a statement that repeats one already there adds only its sources)."""
     ordered = sorted(bullets, key=lambda b: (first_day(b), min(e.start_line for e in b.sources)))
     groups: list[list[Bullet]] = []
     for bullet in ordered:
         home = next((g for g in groups if len(g) < MERGE_AT_MOST and same_thing(g[-1], bullet)), None)
         if home is None:
             groups.append([bullet])
-        else:
+        elif not any(repeats(bullet.text, b.text) for b in home):
             home.append(bullet)
+        else:  # the same news again: one clause, citing both
+            home.append(dataclasses.replace(bullet, text=""))
     return [joined(group) for group in groups]
+
+
+def repeats(a: str, b: str) -> bool:
+    """Whether two statements say the same (near-duplicates by their words)."""
+    return similarity.jaccard(similarity.tokens(a), similarity.tokens(b)) >= 0.7
 
 
 def joined(group: list[Bullet]) -> Bullet:
     if len(group) == 1:
         return group[0]
     first = group[0]
-    prefix = f"**{first.topic}**: "
-    parts = [first.text] + [b.text.removeprefix(prefix) for b in group[1:]]
     sources = tuple({e.id: e for b in group for e in b.sources}.values())
-    text = " ".join(
-        p if p.rstrip().endswith(("。", "！", "？", ".", "!", "?")) else p + ";" for p in parts[:-1]
-    )
-    return Bullet(first.section, first.topic, f"{text} {parts[-1]}", max(b.score for b in group), sources)
+    text = join_clauses([b.text for b in group if b.text])
+    section = first.section if all(b.section == first.section for b in group) else "events"
+    score = max(b.score for b in group)
+    return dataclasses.replace(first, section=section, text=text, score=score, sources=sources)
 
 
 def select(bullets: list[Bullet], period: Period, budget: int | None = None) -> list[Bullet]:
@@ -442,9 +560,11 @@ def bullet_line(bullet: Bullet, language: str) -> str:
     sources = sorted(bullet.sources, key=lambda e: (e.date or dt.date.min, e.rel_path, e.start_line))
     links = list(dict.fromkeys(note_link(e, language) for e in sources))
     shown = ", ".join(links[:MAX_LINKS]) + (f" +{len(links) - MAX_LINKS}" if len(links) > MAX_LINKS else "")
-    said_by = bullet.text.startswith(f"**{bullet.topic}**")  # a transcript's bullet names its speaker
-    topic = f"**{topic_label(bullet.topic)}** · " if bullet.topic and not said_by else ""
-    text = " ".join(bullet.text.split())
+    if bullet.person:
+        topic = f"**{bullet.topic}**：" if language == "zh" else f"**{bullet.topic}**: "
+    else:
+        topic = f"**{topic_label(bullet.topic)}** · " if bullet.topic else ""
+    text = clauses.strip_media(" ".join(bullet.text.split()))
     if bullet.ahead is not None and bullet.section == "open":
         weekday = "一二三四五六日"[bullet.ahead.weekday()]
         when = f"周{weekday} " if language == "zh" else f"{bullet.ahead.strftime('%a')}, "
