@@ -3,6 +3,7 @@
     python bench/curate_bench.py                                  # dev half, both forms
     python bench/curate_bench.py --form transcript --conversations conv-26
     python bench/curate_bench.py --variants                       # + the ablation rows
+    python bench/curate_bench.py --summary-variants               # + the weekly summaries' ablation
 
 The shared scorer (``curate_score.py`` beside the LoCoMo data, default ``../shared/locomo``)
 makes two vaults per conversation (verbatim transcripts, and the short facts an agent would
@@ -14,8 +15,9 @@ of a process per run, so its figures agree with ``curate_score.py --vault-tools 
 The data is licensed for non-commercial use and is never copied into this repository.
 
 Rows: the shipped rules, and with ``--variants`` the same with one part of the salience model
-turned off (the ablation; see :data:`VARIANTS`). Prints one Markdown table; every row comes from
-this one run.
+turned off (the ablation; see :data:`VARIANTS`); with ``--summary-variants`` one part of the weekly
+summaries' extraction off (:data:`SUMMARY_VARIANTS`: MEMORY.md is the same in those rows). Prints
+one Markdown table; every row comes from this one run.
 """
 
 from __future__ import annotations
@@ -42,8 +44,9 @@ sys.path.insert(0, str(HERE))
 from locomo_bench import DEFAULT_LOCOMO, load_module  # noqa: E402
 
 from vault_tools.config import Config, load_config  # noqa: E402
-from vault_tools.curation import insights  # noqa: E402
+from vault_tools.curation import clauses, insights  # noqa: E402
 from vault_tools.heartbeat import run as heartbeat  # noqa: E402
+from vault_tools.summaries import text as summary_text  # noqa: E402
 
 #: The ablation: each part of the salience model off alone (fields of insights.Rules).
 VARIANTS: dict[str, dict[str, Any]] = {
@@ -52,6 +55,42 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "no fragment penalty": {"fragment_penalty": 0.0},
     "no repetition boost": {"repeat_step": 0.0},
 }
+
+
+def _no_news_rank(entry: Any, subject: str | None) -> tuple[str, int]:
+    text, _value = ORIGINAL_NEWS(entry, subject)
+    return text, 0
+
+
+def _one_per_section(a: summary_text.Bullet, b: summary_text.Bullet) -> bool:
+    return a.section == b.section and ORIGINAL_SAME_THING(a, b)
+
+
+ORIGINAL_NEWS = summary_text.news
+ORIGINAL_SAME_THING = summary_text.same_thing
+#: The weekly summaries' ablation: (module, attribute, stand-in) for each part off alone.
+SUMMARY_VARIANTS: dict[str, list[tuple[Any, str, Any]]] = {
+    "summary: whole sentences (no clause cut)": [
+        (clauses, "gist", lambda sentence, subject=None: clauses.tidy(clauses.strip_media(sentence)))
+    ],
+    "summary: no news first (events, recency)": [(summary_text, "news", _no_news_rank)],
+    "summary: no recency": [(clauses, "recent", lambda _text: False)],
+    "summary: no ongoing activities": [(clauses, "ongoing", lambda _text: False)],
+    "summary: a person's bullet per section": [(summary_text, "same_thing", _one_per_section)],
+}
+
+
+@contextmanager
+def patched(changes: list[tuple[Any, str, Any]]) -> Iterator[None]:
+    """Attributes replaced for the duration of one row."""
+    saved = [(module, name, getattr(module, name)) for module, name, _new in changes]
+    for module, name, new in changes:
+        setattr(module, name, new)
+    try:
+        yield
+    finally:
+        for module, name, old in saved:
+            setattr(module, name, old)
 
 
 def schedule(
@@ -126,6 +165,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--form", choices=("transcript", "facts", "both"), default="both")
     parser.add_argument("--cadence", type=int, default=7)
     parser.add_argument("--variants", action="store_true", help="also run the ablation rows")
+    parser.add_argument(
+        "--summary-variants", action="store_true", help="also run the weekly summaries' ablation rows"
+    )
     parser.add_argument("--keep", default="", help="make the vaults here and keep them (shipped row only)")
     parser.add_argument("--out", default="", help="write every row's figures as JSON here")
     args = parser.parse_args(argv)
@@ -148,6 +190,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.variants:
         for label, overrides in VARIANTS.items():
             with rules_changed(overrides):
+                rows[label] = run_row(scorer, samples, forms, data, args.cadence, "")
+    if args.summary_variants:
+        for label, changes in SUMMARY_VARIANTS.items():
+            with patched(changes):
                 rows[label] = run_row(scorer, samples, forms, data, args.cadence, "")
     print(
         "| rules | form | items | words/month | precision | lift | coverage | random | cov lift | named "
