@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -234,9 +235,16 @@ def period_entries(vault: Path, period: Period, warnings: list[str]) -> list[not
 
 def usable(entry: notes.Entry) -> bool:
     """Whether a summary may draw from ``entry``: not private, no secret, not chatter."""
-    if entry.visibility == "private" or sensitive.is_secret(entry.raw):
+    if entry.visibility == "private" or holds_secret(entry.raw):
         return False
     return insights.skip_reason(entry) is None
+
+
+@functools.lru_cache(maxsize=16384)
+def holds_secret(raw: str) -> bool:
+    """:func:`vault_tools.privacy.sensitive.is_secret`, once per text (a week and its month share
+    their entries)."""
+    return sensitive.is_secret(raw)
 
 
 def topic_of(entry: notes.Entry, people: frozenset[str] = frozenset()) -> str:
