@@ -617,3 +617,13 @@ def test_notes_about_people_become_a_bullet_per_person(tmp_path: Path) -> None:
         "- **Ben**: adopted a rescue dog named Rex; is running the Porto half marathon next month (" in text
     )
     assert "**Decided**" not in text  # a capitalised first word that is a verb is no person
+
+
+def test_statements_are_joined_with_the_semicolon_of_their_language() -> None:
+    from vault_tools.summaries.text import join_clauses
+
+    assert (
+        join_clauses(["搬到杭州了", "started a course", "在学钢琴"])
+        == "搬到杭州了；started a course; 在学钢琴"
+    )
+    assert join_clauses([]) == ""

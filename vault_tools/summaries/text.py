@@ -402,8 +402,11 @@ def says_of(sentence: salience.Sentence, person: str) -> bool:
 
 
 def join_clauses(parts: Sequence[str]) -> str:
-    chinese = any(insights.is_chinese(p) for p in parts)
-    return ("；" if chinese else "; ").join(parts)
+    """Statements joined into one line, each followed by the semicolon of its own language."""
+    if not parts:
+        return ""
+    joined = [f"{p}{'；' if insights.is_chinese(p) else '; '}" for p in parts[:-1]]
+    return "".join(joined) + parts[-1]
 
 
 def ahead_of(entries: Sequence[notes.Entry], end: dt.date) -> tuple[dt.date, str, notes.Entry] | None:
