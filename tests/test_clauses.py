@@ -65,6 +65,13 @@ def test_brackets_that_hold_text_stay(text: str) -> None:
         # notes about a person: their name is the bullet's; a feeling added after the news goes
         ("Melanie ran a charity race last Saturday.", "Melanie", "ran a charity race last Saturday"),
         ("Ana attended a council meeting and found it moving.", "Ana", "attended a council meeting"),
+        # a clause that says something on its own stays after the news; a fragment does not
+        (
+            "Decided to keep the photos on the NAS; its hostname is nas-2",
+            None,
+            "Decided to keep the photos on the NAS, its hostname is nas-2",
+        ),
+        ("I joined a choir - it's so rewarding to sing with them.", "Ana", "joined a choir"),
         # without a subject the sentence keeps its "I"
         ("Honestly, I really moved the standup to 9:30.", None, "I moved the standup to 9:30"),
         # Chinese: openers, chatter clauses and the leading 我 go; the clauses with the news stay

@@ -16,8 +16,9 @@ question back ("want to see?"), hedges and intensifiers ("really", "just", "kind
 3. The sentence is cut into clauses at dashes and semicolons and before "which", "and it",
    "but", "so" (Chinese: at ，；); a clause that says nothing specific (see
    :mod:`vault_tools.curation.salience`: chatter, a maxim, a question, words to the listener) goes.
-   When some clause tells an event (someone did, started, changed or plans something), only the
-   event clauses stay, at most :data:`MAX_CLAUSES`.
+   At most :data:`MAX_CLAUSES` stay: the clauses that tell an event (someone did, started,
+   changed or plans something) first, then others that stand on their own (not a fragment whose
+   subject is the clause before: "it's so rewarding").
 4. Hedges and intensifiers go ("really", "just", "kinda"; 真的、其实).
 5. With ``subject`` (the bullet names who, as "**Caroline**: …"), a leading first person ("I",
    "I'm", "I've", 我) or that name itself goes: "**Caroline**: went to an LGBTQ support group
@@ -168,11 +169,13 @@ def drop_openers(text: str) -> str:
 
 
 def telling(parts: list[str]) -> list[str]:
-    """The clauses worth keeping: event clauses when there are any, else the ones with content."""
+    """The clauses worth keeping, in the order said: the event clauses first, then others that say
+    something on their own (not chatter, a question or a fragment: "it was so powerful")."""
     said = [(p, r) for p in parts if (r := salience.read(p)).usable]
     events = [p for p, r in said if r.event and (r.disclosure or r.names or r.dated)]
     if events and not CJK_RUN.search(events[0]):  # a Chinese clause leans on the next one
-        return events[:MAX_CLAUSES]
+        rest = [p for p, r in said if p not in events and not r.fragment]
+        return [p for p in parts if p in (events + rest)[:MAX_CLAUSES]]
     return [p for p, _r in said][:MAX_CLAUSES]
 
 
