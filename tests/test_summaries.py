@@ -627,3 +627,20 @@ def test_statements_are_joined_with_the_semicolon_of_their_language() -> None:
         == "搬到杭州了；started a course; 在学钢琴"
     )
     assert join_clauses([]) == ""
+
+
+def test_a_labelled_lesson_or_decision_keeps_its_point_before_the_story(tmp_path: Path) -> None:
+    """A labelled lesson ("Lesson: X. <what happened>"): the bullet under Lessons says X, not only the story."""
+    vault = tmp_path / "labelled"
+    write(
+        vault / "memory" / "2026-03-05.md",
+        "---\ndate: 2026-03-05\n---\n## Work\n\n"
+        "- 15:55 Lesson: always run migrations on a copy first. I ran the billing migration directly "
+        "against staging and it locked the invoices table for four minutes.\n"
+        "- 16:10 教训：止损要提前设好。这周那只芯片股跌了 12%，我一直等反弹，结果越亏越多。 #投资\n",
+    )
+    run(vault, "2026-W10")
+    text = (vault / "memory/summaries/2026-W10.md").read_text(encoding="utf-8")
+    lessons = text.split("## Lessons", 1)[1].split("\n## ", 1)[0]
+    assert "always run migrations on a copy first" in lessons.lower()
+    assert "止损要提前设好" in lessons

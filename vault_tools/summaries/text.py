@@ -368,8 +368,9 @@ NEWS_BOOST = 0.3
 
 
 def news(entry: notes.Entry, subject: str | None) -> tuple[str, int]:
-    """What ``entry`` tells, in few words: its event sentences (someone did, started, changed or
-    plans something; those of the last days first) else its strongest statement (about a person:
+    """What ``entry`` tells, in few words: a sentence its author labelled ("Lesson: …", "教训：…")
+    first, then its event sentences (someone did, started, changed or plans something; those of
+    the last days first), else its strongest statement (about a person:
     one that says something of them, a name or a date), each cut to the
     clauses that carry it (:func:`vault_tools.curation.clauses.gist`; "" when it states
     nothing), and how much news it is: 2 an event of the last days, 1 an event, 0 none."""
@@ -381,7 +382,12 @@ def news(entry: notes.Entry, subject: str | None) -> tuple[str, int]:
     ranked = sorted(events, key=lambda s: (-clauses.recent(s.text), -s.strength))
     if subject is not None:  # about a person: what they say of themselves, not "Dogs are the best."
         statements = [s for s in statements if s in events or says_of(s, subject)]
-    chosen = ranked or sorted(statements, key=lambda s: -s.strength)[:1]
+    # "Lesson: X. <the story>": the author's label says which sentence is the point.
+    labelled = [s for s in statements if insights.LABEL.match(insights.plain(s.text))]
+    chosen = (
+        labelled + [s for s in ranked if s not in labelled]
+        or sorted(statements, key=lambda s: -s.strength)[:1]
+    )
     kept = [s for s in statements if s in chosen[:NEWS_SENTENCES]]
     parts = [clauses.gist(insights.strip_label(insights.plain(s.text)), subject) for s in kept]
     value = (1 + clauses.recent(ranked[0].text)) if ranked else 0
