@@ -62,6 +62,19 @@ def test_a_young_lock_nobody_holds_is_waited_for_until_the_grace_period_passes(t
     assert not lock.exists() and len(slept) == 3
 
 
+def test_a_wait_whose_time_is_up_at_the_first_look_is_still_said(tmp_path: Path) -> None:
+    """On a busy machine the first look at the locks can outlast the whole wait: the person hears
+    what was waited for before the error, never the error alone."""
+    repo = make_repo(tmp_path)
+    (repo / ".git" / "index.lock").write_text("")
+    said: list[str] = []
+    with pytest.raises(LockedError):
+        gitlocks.clear(
+            repo / ".git", repo, wait_seconds=0, grace_seconds=3600, warn=lambda _w: None, waiting=said.append
+        )
+    assert len(said) == 1 and said[0].startswith("waiting for git: ") and "index.lock" in said[0]
+
+
 def test_a_git_process_in_the_repository_holds_a_lock_it_has_closed(tmp_path: Path) -> None:
     """git commit closes index.lock before its hooks and editor run: a live git there is a holder."""
     repo = make_repo(tmp_path)

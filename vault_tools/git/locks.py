@@ -210,11 +210,11 @@ def clear(
             pending.append(found)
         if not pending:
             return
-        if time.monotonic() >= deadline:
-            raise LockedError(held_message(pending[0], wait_seconds))
-        if waiting is not None and not said:
+        if waiting is not None and not said:  # before the deadline: a slow first look is a wait too
             waiting(waiting_message(pending[0], wait_seconds))
             said = True
+        if time.monotonic() >= deadline:
+            raise LockedError(held_message(pending[0], wait_seconds))
         sleep(POLL_SECONDS)
 
 
