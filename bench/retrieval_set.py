@@ -435,7 +435,8 @@ FACTS: list[Fact] = [
 # repeats the words, the user's answer is the memory), ``changed`` (a fact that changed: only
 # the current statement answers), ``days`` (a question across days: each day is one group, with
 # near-copies on the same day), ``phrase`` (time phrases that name the event's time), ``morph``
-# (Chinese words sharing one character with the note's).
+# (Chinese words sharing one character with the note's), ``noun`` (a Chinese question whose topic
+# is a one-character noun: 茶, 狗, 药, 车, 书).
 
 FACTS += [
     # --- a user-assistant log
@@ -512,6 +513,12 @@ FACTS += [
     # --- Chinese words that share one character
     F("k01", "2026-07-05", "在颐和园拍了很多照片，荷花开得正好。"),
     F("k02", "2026-03-09", "非常厌恶香菜的味道，点菜时记得说不要香菜。"),
+    # --- a one-character noun is what the question is about
+    F("n01", "2026-04-18", "朋友送了一盒武夷山的大红袍茶，泡了三次还很浓。"),
+    F("n02", "2026-06-09", "邻居家的狗叫豆豆，是一只两岁的柯基。"),
+    F("n03", "2026-02-17", "牙医开了甲硝唑，饭后吃药，一天三次，吃五天。"),
+    F("n04", "2026-08-02", "在二手市场看中了一辆 2015 年的斯柯达明锐，车况不错。"),
+    F("n05", "2026-10-22", "最近睡前在读的书是《三体》第二部，读到一半了。"),
 ]
 
 # ---------------------------------------------------------------------------------------------
@@ -774,6 +781,12 @@ _Q += [
     # --- Chinese words that share one character with the note's
     ("在颐和园拍照了吗？", "k01", "morph question"),
     ("我讨厌什么味道？", "k02", "morph question"),
+    # --- a one-character noun is the topic
+    ("朋友送了我什么茶？", "n01", "noun question"),
+    ("邻居的狗叫什么？", "n02", "noun question"),
+    ("牙医给我开了什么药？", "n03", "noun question"),
+    ("在二手市场看中了什么车？", "n04", "noun question"),
+    ("我最近在读什么书？", "n05", "noun question"),
 ]
 
 CORE_QUERIES = 174

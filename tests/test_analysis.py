@@ -87,6 +87,26 @@ def test_split_words_rank_with_or_but_fail_with_and(ix: Any) -> None:
     assert search_and(ix, "花生过敏") == []
 
 
+@pytest.mark.parametrize(
+    ("question", "noun"),
+    [
+        ("我喜欢喝什么茶", "茶"),
+        ("我的猫叫什么名字", "猫"),
+        ("医生给我开了什么药", "药"),
+        ("Maria 送了我什么书", "书"),
+    ],
+)
+def test_a_one_character_noun_stays_in_the_query(question: str, noun: str) -> None:
+    """Chinese names many things in one character: the thing asked about is never dropped."""
+    assert noun in query_terms(question)
+
+
+def test_the_verbs_and_particles_around_a_question_are_dropped_beside_longer_terms() -> None:
+    assert query_terms("用Python写的爬虫") == ["python", "爬虫"]
+    assert query_terms("我之前学的那个设计模式叫什么") == ["设计", "计模", "模式"]
+    assert query_terms("他开什么车") == ["开", "车"]  # only one-character terms: all of them stay
+
+
 def test_ascii_glued_to_cjk_splits_at_the_script_boundary(ix: Any) -> None:
     assert tokenize("gen-itgc后") == ["gen", "itgc", "后"]
     assert tokenize("用Python写") == ["用", "python", "写"]

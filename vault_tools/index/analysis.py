@@ -164,6 +164,15 @@ _CJK_STOP_RE = re.compile(
 )
 
 
+#: Single CJK characters a question uses around what it asks about: common verbs, particles,
+#: pronouns and measure words. Left alone in a query with longer terms, one of them is dropped
+#: (see :func:`query_terms`); any other lone character is kept, since Chinese names many things
+#: in one character (茶, 猫, 药, 书, 车, 房).
+WEAK_CJK_CHARS = frozenset(
+    "用写学做去来看说想要会能让给把被对在和与跟从到向于为了过着的地得是有个这那些都也还就才又再很太最"
+    "更已叫开送买拿找问告诉讲听带放弄搞觉算像比当等请"
+)
+
 # How many single CJK characters the index side adds (see BilingualAnalyzer).
 _NONE, _FINAL, _ALL = 0, 1, 2
 _UNIGRAM_MODES = {"none": _NONE, "final": _FINAL, "all": _ALL}
@@ -403,9 +412,11 @@ def query_terms(text: str) -> list[str]:
     English words in :data:`ENGLISH_QUERY_STOP_WORDS` and Chinese words in
     :data:`CJK_QUERY_STOP_WORDS` are removed before analysis (the Chinese ones are cut out of
     the text, so no bigram spans them); the rest is analyzed as by :func:`tokenize`. A lone CJK
-    character left over (用 and 写 in 用Python写的爬虫, 学 in 我之前学的那个设计模式) is dropped
-    too when the query has longer terms: it says little, and :func:`term_query` must search it
-    through every bigram it starts, which takes 0.1 s for a common character in 20k notes.
+    character left over is often the very thing asked about (茶 in 我喜欢喝什么茶, 猫 in
+    我的猫叫什么名字, 药, 书, 车): it stays. Only the common verbs and particles of
+    :data:`WEAK_CJK_CHARS` (用 and 写 in 用Python写的爬虫, 学 in 我之前学的那个设计模式) are dropped
+    when the query has longer terms: they say little, and :func:`term_query` must search a lone
+    character through every bigram it starts, which takes 0.1 s for a common one in 20k notes.
     If nothing is left (the query was only such words, "what is it" / "什么"), the terms of the
     whole query are returned instead, so a query with any word in it never yields an empty list.
 
@@ -415,12 +426,13 @@ def query_terms(text: str) -> list[str]:
     ['decid', 'databas']
     >>> query_terms("猫和狗")
     ['猫', '狗']
+    >>> query_terms("我喜欢喝什么茶")
+    ['喜欢', '欢喝', '茶']
     """
     cleaned = _CJK_STOP_RE.sub(lambda m: m.group(1) or " ", fold_cjk(text))
     terms = [term for term, _, _, _ in _terms(cleaned, unigrams=_NONE, drop=ENGLISH_QUERY_STOP_WORDS)]
-    longer = [t for t in terms if len(t) > 1 or not _CJK_CHAR_RE.match(t)]
-    if longer:
-        terms = longer
+    if any(not is_cjk_char(t) for t in terms):
+        terms = [t for t in terms if t not in WEAK_CJK_CHARS]
     elif not terms:
         terms = tokenize(text)
     return list(dict.fromkeys(terms))
