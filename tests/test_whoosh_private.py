@@ -16,6 +16,7 @@ import functools
 import importlib
 import importlib.metadata
 import inspect
+import sys
 import textwrap
 import warnings
 from collections.abc import Iterator
@@ -24,10 +25,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import tomllib
 
 import vault_tools
 from vault_tools.index import whoosh_private
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
 
 PACKAGE = Path(vault_tools.__file__).resolve().parent
 PRIVATE_MODULE = PACKAGE / "index" / "whoosh_private.py"
