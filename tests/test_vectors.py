@@ -6,6 +6,7 @@ the real ``openai`` client.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import functools
 import json
@@ -323,8 +324,9 @@ def test_a_matrix_file_naming_rows_the_cache_lost_is_not_used(
     with VectorStore(fast) as store:
         row = store.matrix_row()
         assert row is not None
-    with sqlite3.connect(store_path(fast)) as db:  # the cache lost its last row (started again)
+    with contextlib.closing(sqlite3.connect(store_path(fast))) as db:  # the cache lost its last row
         db.execute("DELETE FROM vectors WHERE rowid = ?", (row.last_rowid,))
+        db.commit()
     assert not loads_matrix(fast)
     assert answers(fast) == without_the_matrix(fast, monkeypatch)
 
@@ -701,9 +703,11 @@ def test_a_served_recall_is_the_in_process_semantic_recall(
 def test_the_mcp_search_uses_semantic_recall_in_its_chat(config: Config) -> None:
     from vault_tools.agents.mcp import MemoryTools
 
-    direct = MemoryTools(config, "direct").search("kitten")
+    with contextlib.closing(MemoryTools(config, "direct")) as tools:
+        direct = tools.search("kitten")
     assert direct["filters"]["mode"] == "hybrid" and "小猫" in direct["results"][0]["text"]
-    group = MemoryTools(config, "group").search("kitten cat")
+    with contextlib.closing(MemoryTools(config, "group")) as tools:
+        group = tools.search("kitten cat")
     assert [hit["text"] for hit in group["results"]] == [
         "Team offsite planning: the venue has a resident cat"
     ]

@@ -124,7 +124,11 @@ class VectorStore:
         if not self.path.is_file():
             raise sqlite3.DatabaseError(f"{self.path} does not exist")
         db = sqlite3.connect(f"{self.path.as_uri()}?mode=ro", uri=True, check_same_thread=False)
-        db.execute("SELECT count(*) FROM vectors").fetchone()
+        try:
+            db.execute("SELECT count(*) FROM vectors").fetchone()
+        except sqlite3.Error:
+            db.close()  # an unreadable cache: no connection left open behind the error
+            raise
         return db
 
     def _open(self, config: Config) -> sqlite3.Connection:
@@ -144,6 +148,15 @@ class VectorStore:
 
     def _connect(self) -> sqlite3.Connection:
         db = sqlite3.connect(self.path, timeout=10.0, check_same_thread=False, isolation_level=None)
+        try:
+            self._create_tables(db)
+        except sqlite3.Error:
+            db.close()  # an unreadable file is started again: this connection to it must not linger
+            raise
+        return db
+
+    @staticmethod
+    def _create_tables(db: sqlite3.Connection) -> None:
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("CREATE TABLE IF NOT EXISTS vectors (key TEXT PRIMARY KEY, vector BLOB NOT NULL)")
         for earlier in ("segments", "segment_docs"):  # earlier layouts: keys only, then JSON
@@ -161,7 +174,6 @@ class VectorStore:
             "by TEXT, embedded INTEGER, kept_local INTEGER, pending INTEGER, error TEXT)"
         )
         db.execute("SELECT count(*) FROM vectors").fetchone()
-        return db
 
     def close(self) -> None:
         self._db.close()
