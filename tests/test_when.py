@@ -95,7 +95,8 @@ def test_note_date_takes_one_day_in_words(sample: Path, capsys: pytest.CaptureFi
     assert code == 0 and isinstance(data, dict) and data["path"].endswith("memory/2026-12-01.md")
     code, data = run_json(capsys, sample, "note", "记一笔", "--date", "3 days ago")
     assert code == 0 and isinstance(data, dict) and data["path"].endswith("memory/2026-11-29.md")
-    assert "记一笔" in (sample / "memory" / "2026-11-29.md").read_text(encoding="utf-8")
+    written = (sample / "memory" / "2026-11-29.md").read_text(encoding="utf-8").splitlines()
+    assert "- 记一笔" in written  # another day's entry: no clock time of today's made up for it
     before = {p.name: p.read_bytes() for p in (sample / "memory").glob("*.md")}
     code, data = run_json(capsys, sample, "note", "which day?", "--date", "last week")
     assert code == 2 and isinstance(data, dict) and "is a period" in data["error"]

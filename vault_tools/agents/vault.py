@@ -236,9 +236,9 @@ class NoteReport:
 
 
 def format_entry(
-    text: str, *, now: dt.datetime, tags: list[str], visibility: str | None, remember: bool
+    text: str, *, clock: dt.time | None, tags: list[str], visibility: str | None, remember: bool
 ) -> str:
-    """One daily-note line: ``- HH:MM text #tag ...`` (continuation lines indented under it)."""
+    """One daily-note line: ``- HH:MM text #tag ...``, or ``- text #tag ...`` without a ``clock``."""
     body = " ".join(part.strip() for part in text.strip().splitlines() if part.strip())
     if not body:
         raise UsageError('the note is empty; pass the text to remember, e.g. vault-tools note "..."')
@@ -252,7 +252,8 @@ def format_entry(
             raise UsageError(f"tag {tag!r} has characters a #tag cannot hold; use letters, digits, - _ /")
     present = {m.group(1).lower() for m in notes.TAG.finditer(body)}
     suffix = "".join(f" #{t}" for t in dict.fromkeys(wanted) if t.lower() not in present)
-    return f"- {now:%H:%M} {body}{suffix}"
+    stamp = f"{clock:%H:%M} " if clock is not None else ""
+    return f"- {stamp}{body}{suffix}"
 
 
 def daily_note_header(day: dt.date) -> str:
@@ -270,6 +271,7 @@ def add_note(
     now: dt.datetime | None = None,
 ) -> NoteReport:
     """Append one entry to the day's note (created with front matter when missing). Append-only.
+    The entry carries the clock time when the day is today, and no time for another day.
 
     Only into a vault: a mistyped path or a folder without one is an error, never a new vault
     (that is ``init``'s job).
@@ -277,7 +279,10 @@ def add_note(
     require_vault(config.vault)
     now = now or config.now()
     day = day or now.date()
-    line = format_entry(text, now=now, tags=tags or [], visibility=visibility, remember=remember)
+    # Written today, the clock says when. Written for another day (--date yesterday), it would
+    # claim a time nobody said: that line gets none.
+    clock = now.time() if day == now.date() else None
+    line = format_entry(text, clock=clock, tags=tags or [], visibility=visibility, remember=remember)
     path = config.vault / "memory" / f"{day.isoformat()}.md"
     require_writable("`vault-tools note`", path.parent if path.parent.is_dir() else config.vault)
     created = not path.exists()
