@@ -36,7 +36,7 @@ LAYERS = (
 )
 BASE_MODULES = frozenset({"config", "errors", "locks", "feedback", "tokens"})
 TOP_MODULES = frozenset({"cli", "__main__"})
-MAX_MODULE_LINES = 800
+MAX_MODULE_LINES = 799  # under 800, as issue 30 asks
 MAX_CLASS_LINES = 300
 
 #: Debt being paid off (issue #30): each entry must still be true, so it is removed when fixed.

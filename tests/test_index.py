@@ -1203,25 +1203,6 @@ def test_index_is_a_facade_over_parts_that_share_one_state(idx: Index) -> None:
     assert idx._writer.state.open_ix() is not opened
 
 
-def test_the_index_package_has_no_module_over_800_lines_and_no_class_over_300() -> None:
-    import ast
-
-    from vault_tools import index as package
-
-    folder = Path(package.__file__).parent
-    too_long = []
-    for module in sorted(folder.glob("*.py")):
-        text = module.read_text()
-        if len(text.splitlines()) >= 800:
-            too_long.append(f"{module.name}: {len(text.splitlines())} lines")
-        for node in ast.walk(ast.parse(text)):
-            if isinstance(node, ast.ClassDef) and node.end_lineno is not None:
-                lines = node.end_lineno - node.lineno + 1
-                if lines > 300:
-                    too_long.append(f"{module.name}: class {node.name} has {lines} lines")
-    assert too_long == []
-
-
 def test_the_manifest_a_process_wrote_reads_back_as_a_fresh_parse_would(tmp_path: Path) -> None:
     """save_manifest seeds the parse cache with what it wrote; a read must give what parsing the
     file gives, and a caller's changes to what it got must not reach the next reader."""
