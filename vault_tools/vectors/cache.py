@@ -105,6 +105,17 @@ class MatrixRow(NamedTuple):
     fingerprint: str
 
 
+def checked(db: sqlite3.Connection, check: Callable[[sqlite3.Connection], object]) -> sqlite3.Connection:
+    """``db`` once ``check`` ran on it; closed before the error when it did not (an unreadable file
+    is reported or started again, and no connection to it may linger)."""
+    try:
+        check(db)
+    except sqlite3.Error:
+        db.close()
+        raise
+    return db
+
+
 class VectorStore:
     """The vectors of one model, keyed by content hash, in one SQLite file (see the module doc).
 
@@ -124,12 +135,7 @@ class VectorStore:
         if not self.path.is_file():
             raise sqlite3.DatabaseError(f"{self.path} does not exist")
         db = sqlite3.connect(f"{self.path.as_uri()}?mode=ro", uri=True, check_same_thread=False)
-        try:
-            db.execute("SELECT count(*) FROM vectors").fetchone()
-        except sqlite3.Error:
-            db.close()  # an unreadable cache: no connection left open behind the error
-            raise
-        return db
+        return checked(db, lambda db: db.execute("SELECT count(*) FROM vectors").fetchone())
 
     def _open(self, config: Config) -> sqlite3.Connection:
         config.make_state_dir(STORE_DIR)
@@ -148,12 +154,7 @@ class VectorStore:
 
     def _connect(self) -> sqlite3.Connection:
         db = sqlite3.connect(self.path, timeout=10.0, check_same_thread=False, isolation_level=None)
-        try:
-            self._create_tables(db)
-        except sqlite3.Error:
-            db.close()  # an unreadable file is started again: this connection to it must not linger
-            raise
-        return db
+        return checked(db, self._create_tables)
 
     @staticmethod
     def _create_tables(db: sqlite3.Connection) -> None:
