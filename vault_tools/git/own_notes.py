@@ -37,8 +37,9 @@ import socket
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from vault_tools.config import HEARTBEAT_JOURNAL, Config, heartbeat_dir
+
 if TYPE_CHECKING:
-    from vault_tools.config import Config
     from vault_tools.git.objects import Identity
     from vault_tools.git.repository import VaultRepo
 
@@ -102,8 +103,6 @@ def changed_paths(repo: VaultRepo) -> list[str]:
 
 def waiting_bot_paths(config: Config) -> set[str]:
     """Vault-relative files of heartbeat changes an interrupted run wrote but has not committed."""
-    from vault_tools.config import HEARTBEAT_JOURNAL, heartbeat_dir
-
     try:
         journal = json.loads((heartbeat_dir(config) / HEARTBEAT_JOURNAL).read_text(encoding="utf-8"))
         return {str(op["path"]) for change in journal.get("changes", []) for op in change.get("ops", [])}
