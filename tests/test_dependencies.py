@@ -47,23 +47,26 @@ def imported_modules() -> set[str]:
     return found - set(sys.stdlib_module_names) - {"vault_tools", "__future__", "tomllib"}
 
 
-def module_distributions() -> dict[str, list[str]]:
+def module_distributions(modules: set[str]) -> dict[str, list[str]]:
     """Top-level module -> the distributions that install it. Python 3.10's
     ``packages_distributions`` reads only ``top_level.txt``, which python-frontmatter's wheel lacks:
-    a module found in no such file is looked for in the distributions' file lists, as 3.11 does."""
-    inferred: dict[str, list[str]] = {}
-    for dist in importlib.metadata.distributions():
+    a module of ``modules`` found in no such file is looked for in the distributions' file lists,
+    as 3.11 does."""
+    found = {module: list(names) for module, names in importlib.metadata.packages_distributions().items()}
+    missing = modules - found.keys()
+    for dist in importlib.metadata.distributions() if missing else ():
         for file in dist.files or ():
             top = file.parts[0].removesuffix(".py") if file.parts else ""
-            if top.isidentifier() and (len(file.parts) > 1 or file.suffix == ".py"):
-                names = inferred.setdefault(top, [])
+            if top in missing and (len(file.parts) > 1 or file.suffix == ".py"):
+                names = found.setdefault(top, [])
                 if dist.metadata["Name"] not in names:
                     names.append(dist.metadata["Name"])
-    return {**inferred, **importlib.metadata.packages_distributions()}
+    return found
 
 
 def test_every_import_is_declared_and_every_declaration_imported() -> None:
-    distributions = module_distributions()
-    used = {normalised(dist) for module in imported_modules() for dist in distributions.get(module, [module])}
+    modules = imported_modules()
+    distributions = module_distributions(modules)
+    used = {normalised(dist) for module in modules for dist in distributions.get(module, [module])}
     assert used - declared() == set(), "imported but not declared in pyproject.toml"
     assert declared() - used == set(), "declared in pyproject.toml but never imported"
