@@ -207,6 +207,17 @@ CASES = [
     case("昨天 we talked about auth", WED, "2026-03-10", "2026-03-10", "we talked about auth"),
     case("三月 roadmap", "2026-02-10", "2025-03-01", "2025-03-31", "roadmap"),
     case("我们 last week 讨论了什么", WED, "2026-03-02", "2026-03-08", "我们讨论了什么"),
+    # --- a calendar date wins over a phrase counted from today: the question was put as of then
+    case(
+        "what did I fix last Friday, on 14 November 2025?",
+        WED,
+        "2025-11-14",
+        "2025-11-14",
+        "what did I fix last Friday?",
+    ),
+    case("the talk two days ago, in March 2025", WED, "2025-03-01", "2025-03-31", "the talk two days ago"),
+    case("between June 3 and June 9 2025 the move", WED, "2025-06-03", "2025-06-09", "the move"),
+    case("上周五在2025年11月14日修了什么", WED, "2025-11-14", "2025-11-14", "上周五在修了什么"),
 ]
 
 

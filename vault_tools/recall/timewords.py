@@ -7,7 +7,9 @@ rules (English and Chinese); each match, or *hit*, resolves to a closed date ran
 inside it so the query stays intact). A hit can then be widened by the words around it:
 ``since``/``after``/``before``/``until``, ``between X and Y``, ``from X to Y``, ``自从X``,
 ``X以来``/``之后``/``之前``, ``X到Y``. When several phrases occur, the first one (leftmost, then
-longest) wins, except that a vague one ("recently", "最近") loses to any other: only the winner's
+longest) wins, except that one naming a calendar date ("on 14 November 2025") wins over one counted
+from today ("last Friday", which then reads as said on that date), and a vague one ("recently",
+"最近") loses to any other: only the winner's
 words (and a vague one's) are removed, so calling :func:`extract_time_window` again on the
 remainder finds the next. Conventions: a week is Monday..Sunday; "last week"/"上周" is the previous
 calendar week while "the last week"/"the past week" is the rolling 7 days up to ``as_of``;
@@ -388,6 +390,7 @@ class _Hit:
     resolved: bool  # False: looks like a date but names none (2026-02-30, next week)
     primary: bool  # False: only a date next to a range word ("and May")
     vague: bool = False  # "recently", "最近": no bounds of its own, so any dated phrase wins over it
+    relative: bool = False  # "last Friday", "上周": moves with as_of, so a calendar date wins over it
 
 
 def _resolve(rule: _Rule, m: re.Match[str], as_of: datetime.date) -> _Span | None:
@@ -398,6 +401,18 @@ def _resolve(rule: _Rule, m: re.Match[str], as_of: datetime.date) -> _Span | Non
     return span if span is not None and span[0] <= span[1] else None
 
 
+#: How far :func:`_scan` moves ``as_of`` to tell a phrase that names a date from one that counts
+#: from today: a few years and a few days, so weekdays, months and years all move.
+_ANOTHER_DAY = datetime.timedelta(days=3 * 365 + 17)
+
+
+def _another_day(as_of: datetime.date) -> datetime.date:
+    try:
+        return as_of - _ANOTHER_DAY
+    except OverflowError:
+        return as_of + _ANOTHER_DAY
+
+
 def _scan(text: str, as_of: datetime.date) -> list[_Hit]:
     hits = []
     for rule in _RULES:
@@ -406,7 +421,8 @@ def _scan(text: str, as_of: datetime.date) -> list[_Hit]:
             primary = rule.guard is None or rule.guard(m)
             since, until = span if span else (None, None)
             vague = rule.resolve is _recent
-            hits.append(_Hit(m.start(), m.end(), since, until, span is not None, primary, vague))
+            relative = span is not None and _resolve(rule, m, _another_day(as_of)) != span
+            hits.append(_Hit(m.start(), m.end(), since, until, span is not None, primary, vague, relative))
     return hits
 
 
@@ -483,7 +499,8 @@ def _range(hit: _Hit, text: str, word: str, starts: dict[int, _Hit]) -> _Hit | N
     if other is None:
         return None
     dates = [d for d in (hit.since, hit.until, other.since, other.until) if d is not None]
-    return replace(hit, end=other.end, since=min(dates), until=max(dates))
+    relative = hit.relative and other.relative  # "between August 11 and August 15 2023" names a year
+    return replace(hit, end=other.end, since=min(dates), until=max(dates), relative=relative)
 
 
 def _part_span(since: datetime.date, until: datetime.date, part: str) -> _Span | None:
@@ -565,8 +582,10 @@ def _widen(hit: _Hit, text: str, starts: dict[int, _Hit]) -> _Hit | None:
 
 
 def _first(text: str, hits: list[_Hit]) -> _Hit | None:
-    """The leftmost (then longest) resolvable phrase, widened by the words around it; a vague
-    one ("recently") only when there is no other ("what did she bake recently, in May 2022?")."""
+    """The leftmost (then longest) resolvable phrase, widened by the words around it. A phrase
+    that names a calendar date wins over one counted from today ("what did she finish last Friday,
+    on 23 January 2022?" asks about January: the question was put as of then), and a vague one
+    ("recently") is taken only when there is no other ("what did she bake recently, in May 2022?")."""
     bad = [h for h in hits if not h.resolved]
     good = [
         h
@@ -578,7 +597,7 @@ def _first(text: str, hits: list[_Hit]) -> _Hit | None:
     for hit in sorted(good, key=lambda h: h.end - h.start):
         starts[hit.start] = hit
     widened = [_widen(h, text, starts) for h in good if h.primary]
-    return min((h for h in widened if h), key=lambda h: (h.vague, h.start, -h.end), default=None)
+    return min((h for h in widened if h), key=lambda h: (h.vague, h.relative, h.start, -h.end), default=None)
 
 
 # --- removing the phrase ---------------------------------------------------------------------
