@@ -644,3 +644,27 @@ def test_a_labelled_lesson_or_decision_keeps_its_point_before_the_story(tmp_path
     lessons = text.split("## Lessons", 1)[1].split("\n## ", 1)[0]
     assert "always run migrations on a copy first" in lessons.lower()
     assert "止损要提前设好" in lessons
+
+
+def test_a_note_that_names_one_person_later_in_the_line_is_theirs(tmp_path: Path) -> None:
+    """ "Pottery is a big part of Ana's life" is about Ana, not about the section it sits in."""
+    vault = tmp_path / "facts"
+    write(
+        vault / "memory" / "2026-03-05.md",
+        "---\ndate: 2026-03-05\n---\n## 10:00 · Call\n\n"
+        "- Ana moved to Lisbon last week and found it exciting.\n"
+        "- Ana signed up for a pottery course.\n"
+        "- Pottery has become a big part of Ana's life since the move.\n"
+        "- Ben adopted a rescue dog named Rex.\n"
+        "- Ben is running the Porto half marathon next month.\n"
+        "- The dinner with Ana and Ben was moved to Friday.\n",
+    )
+    run(vault, "2026-W10")
+    text = (vault / "memory/summaries/2026-W10.md").read_text(encoding="utf-8")
+    assert (
+        "- **Ana**: moved to Lisbon last week; signed up for a pottery course; Pottery has become a big part"
+        in text
+    )
+    assert (
+        "- **10:00 · Call** · The dinner with Ana and Ben was moved to Friday" in text
+    )  # two people: neither's

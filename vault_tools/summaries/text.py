@@ -250,15 +250,20 @@ def holds_secret(raw: str) -> bool:
 def topic_of(entry: notes.Entry, people: frozenset[str] = frozenset()) -> str:
     """Who says the entry (a transcript: what happened to whom), else its first topic tag (not a
     marker such as #remember), else the person it is about (one of ``people``, see
-    :func:`people_of`), else its section heading."""
+    :func:`people_of`: its subject, else the only one it names, as in "Pottery is a big part of
+    Melanie's life"), else its section heading."""
     if entry.speaker:
         return entry.speaker
     for tag in insights.inline_tags(entry.raw):
         name = tag.rstrip("/")
         if name.split("/")[0].lower() not in META_TAGS and not name.isdigit():
             return name
-    about = subject_name(insights.spoken_text(entry))
-    return about if about is not None and about in people else entry.section.strip()
+    text = insights.spoken_text(entry)
+    about = subject_name(text)
+    if about is not None and about in people:
+        return about
+    named = [name for name in people if re.search(rf"\b{re.escape(name)}\b", text)]
+    return named[0] if len(named) == 1 else entry.section.strip()
 
 
 #: "Melanie ran …", "Jonas's team is …": a capitalised first word followed by a verb or a possessive.
