@@ -111,6 +111,17 @@ def test_a_cut_abbreviation_is_never_an_item(tmp_path: Path) -> None:
         ("**阿明**: 哈哈，太好了，真的很开心！", "pleasantries"),
         ("**Mel**: You'd be a great counselor, you really care!", "addressed to the listener"),
         ("**小王**: 你最近怎么样？周末去哪儿玩了？", "a question"),
+        # the listener is the subject or is advised, whatever first-person words ride along
+        (
+            "**Mel**: You've found the courage to be yourself, that's key for our health.",
+            "addressed to the listener",
+        ),
+        (
+            "**Caroline**: Don't forget to prepare emotionally, since the wait can be hard.",
+            "addressed to the listener",
+        ),
+        ("**阿明**: 你做得太好了，我们都很佩服。", "addressed to the listener"),
+        ("**阿明**: 记得周末多休息，我们下次再聊。", "addressed to the listener"),
     ],
 )
 def test_questions_and_pleasantries_are_never_candidates(tmp_path: Path, line: str, reason: str) -> None:
@@ -119,6 +130,25 @@ def test_questions_and_pleasantries_are_never_candidates(tmp_path: Path, line: s
     path.write_text(f"---\ndate: 2026-11-20\n---\n- {line}\n", encoding="utf-8")
     (entry,) = read_note(path, tmp_path).entries
     assert reason in (insights.skip_reason(entry) or "")
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "Don't forget to renew the passport before the Lisbon trip in May.",
+        "Remember to call the landlord about the boiler on Monday.",
+        "记得周五之前交房租给李老板。",
+        "**Mel**: You know I love live music, I went to three concerts in Berlin this summer.",
+        "**阿明**: 你知道吗，我上个月搬到杭州了。",
+    ],
+)
+def test_a_reminder_to_oneself_and_a_you_know_are_statements(tmp_path: Path, line: str) -> None:
+    """Advice is address only when said to someone: in a person's own note it is a reminder."""
+    path = tmp_path / "memory" / "2026-11-20.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"---\ndate: 2026-11-20\n---\n- {line}\n", encoding="utf-8")
+    (entry,) = read_note(path, tmp_path).entries
+    assert insights.skip_reason(entry) is None
 
 
 def test_specificity_weighs_rare_words_and_needs_a_window(tmp_path: Path) -> None:

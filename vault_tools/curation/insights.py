@@ -441,7 +441,7 @@ def skip_reason(entry: Entry) -> str | None:
     elif len(CJK_CHAR.findall(flat)) < 4 and len(WORD.findall(CJK_RUN.sub(" ", flat))) < 3:
         reason = "too short to be an insight"
     else:
-        reason = statement_reason(read_sentences(spoken_text(entry)))
+        reason = statement_reason(entry_sentences(entry))
     return reason
 
 
@@ -464,8 +464,13 @@ def spoken_text(entry: Entry) -> str:
 
 
 @functools.lru_cache(maxsize=4096)
-def read_sentences(text: str) -> tuple[salience.Sentence, ...]:
-    return tuple(salience.read(s) for s in sentences(plain_lines(text)))
+def read_sentences(text: str, turn: bool = False) -> tuple[salience.Sentence, ...]:
+    return tuple(salience.read(s, turn) for s in sentences(plain_lines(text)))
+
+
+def entry_sentences(entry: Entry) -> tuple[salience.Sentence, ...]:
+    """The sentences of what the entry says, read as a turn of a conversation when it has a speaker."""
+    return read_sentences(spoken_text(entry), bool(entry.speaker))
 
 
 def matched_kinds(text: str) -> set[str]:
@@ -494,7 +499,7 @@ def analyse(entry: Entry, rules: Rules) -> Candidate:
     text = body_text(entry)
     signal_re = rules.word_pattern(rules.signals)
     aside_re = rules.word_pattern(rules.asides)
-    read = read_sentences(spoken_text(entry))
+    read = entry_sentences(entry)
     chosen = key_sentences(read, signal_re)
     kinds: set[str] = set()
     for sentence in read:
@@ -695,7 +700,7 @@ def rules_insights(
 def in_context(insight: Insight, before: Entry) -> Insight:
     """A fragment's insight made to stand alone with what the line before it said ("**Mel** (re:
     "How was the museum?"): It was amazing…"), or unchanged when that line says nothing usable."""
-    said = [s.text for s in read_sentences(spoken_text(before)) if s.question or s.usable]
+    said = [s.text for s in entry_sentences(before) if s.question or s.usable]
     if not said:
         return insight
     context = f"(re: “{short(plain(said[-1]), CONTEXT_CHARS)}”)"

@@ -10,8 +10,9 @@ pure function of text (no files, no clock):
 * **Against** — a *question* (ends in ``?``/``？``, or ``吗``/``呢``), *chatter* (greetings, thanks,
   exclamations and generic sentiment: no content word once stop words and the vocabulary of
   pleasantries are left out, "That's so cool!", "Taking time for yourself is so important."),
-  *address* (a sentence about the listener, "you…", with nothing about the speaker: praise and
-  advice in a conversation), a *reaction* (an interjection's exclamation with no news of the
+  *address* (a sentence about the listener, "you…", with nothing about the speaker, or whose
+  subject is the listener, "You've found the courage…", or that advises them, "Don't forget…":
+  praise and advice in a conversation), a *reaction* (an interjection's exclamation with no news of the
   speaker, "Wow, what an amazing pic!"), a *maxim* (an evaluation of no one in particular,
   "Unconditional love is so important."), and a *fragment* (a sentence whose subject is a pronoun
   that points into another line, "They brighten up our day.", with no name of its own).
@@ -142,6 +143,16 @@ KIN = re.compile(
     r"|(?:我|我们)(?:的)?(?:妻子|老婆|丈夫|老公|女朋友|男朋友|女儿|儿子|孩子|妈妈|爸爸|母亲|父亲|父母|姐姐|妹妹|哥哥|弟弟|"
     r"家人|奶奶|爷爷|外婆|外公|朋友|老板|狗|猫)"
 )
+#: In a turn of a conversation, a sentence whose subject is the listener ("You've found the courage…", "Your kids are lucky",
+#: 你做得太好了) or that tells them what to do ("Don't forget to…", 记得…): praise and advice,
+#: whatever first-person words ride along ("…that's important for our health").
+TO_THE_LISTENER = re.compile(
+    r"(?i:^\W*(?:(?:wow|oh|aw+|yeah|yes|hey|well|so|and|but|honestly|seriously)\W+)*(?:[A-Z][a-z]+,\s*)?"
+    r"(?:(?!you know\b|you see\b)(?:you|your|you're|you've|you'll|you'd|ya)(?![a-z'])"
+    r"|(?:don't|do not|never) (?:forget|give up|stop|worry|hesitate)|make sure|remember to|keep it up"
+    r"|keep (?:going|pushing|up)|take care|stay (?:strong|positive|safe)))"
+    r"|^\W*(?:(?!你知道|你看)你|您|别忘了|记得|一定要|千万|加油)"
+)
 ANAPHORA = re.compile(
     r"(?i:^(?:and |but |so |yeah,? |yes,? |oh,? )?(?:it|that|this|they|those|these|he|she|there)(?![a-z]))|^(?:它|这|那|他们|她们)"
 )
@@ -225,8 +236,12 @@ class Sentence:
 
 
 @functools.lru_cache(maxsize=8192)
-def read(sentence: str) -> Sentence:
-    """The salience signals of one sentence (a line of a note, without its markup)."""
+def read(sentence: str, turn: bool = False) -> Sentence:
+    """The salience signals of one sentence (a line of a note, without its markup).
+
+    ``turn``: the sentence is said to someone (a turn of a conversation), so one whose subject is
+    the listener or that advises them is address; in a person's own note, "Don't forget to call
+    the landlord" is a reminder to themselves."""
     flat = unicodedata.normalize("NFKC", sentence).strip()
     content = content_words(flat)
     if content and greeting(flat):
@@ -246,7 +261,7 @@ def read(sentence: str) -> Sentence:
         text=sentence,
         question=bool(QUESTION.search(flat)),
         chatter=not content,
-        address=bool(SECOND_PERSON.search(flat)) and not first,
+        address=(bool(SECOND_PERSON.search(flat)) and not first) or (turn and bool(TO_THE_LISTENER.match(flat))),
         fragment=bool(ANAPHORA.match(flat)) and not proper_names(flat),
         disclosure=first or bool(KIN.search(flat)) or named_subject(flat),
         event=event,

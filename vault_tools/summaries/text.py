@@ -379,7 +379,7 @@ def news(entry: notes.Entry, subject: str | None) -> tuple[str, int]:
     one that says something of them, a name or a date), each cut to the
     clauses that carry it (:func:`vault_tools.curation.clauses.gist`; "" when it states
     nothing), and how much news it is: 2 an event of the last days, 1 an event, 0 none."""
-    read = insights.read_sentences(insights.spoken_text(entry))
+    read = insights.entry_sentences(entry)
     statements = [s for s in read if s.usable and not s.text.endswith((":", "："))]
     events = [
         s for s in statements if (s.event and (s.disclosure or s.names or s.dated)) or clauses.ongoing(s.text)
@@ -447,7 +447,7 @@ SUMMARY_MIN_WORDS = 80  # a quiet week's few bullets are all kept
 
 def statement_words(entry: notes.Entry) -> int:
     """How many words ``entry`` states (CJK characters count as half a word each)."""
-    read = insights.read_sentences(insights.spoken_text(entry))
+    read = insights.entry_sentences(entry)
     return sum(words(s.text) for s in read if s.usable)
 
 
