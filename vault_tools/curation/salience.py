@@ -261,7 +261,8 @@ def read(sentence: str, turn: bool = False) -> Sentence:
         text=sentence,
         question=bool(QUESTION.search(flat)),
         chatter=not content,
-        address=(bool(SECOND_PERSON.search(flat)) and not first) or (turn and bool(TO_THE_LISTENER.match(flat))),
+        address=(bool(SECOND_PERSON.search(flat)) and not first)
+        or (turn and bool(TO_THE_LISTENER.match(flat))),
         fragment=bool(ANAPHORA.match(flat)) and not proper_names(flat),
         disclosure=first or bool(KIN.search(flat)) or named_subject(flat),
         event=event,
