@@ -436,7 +436,8 @@ FACTS: list[Fact] = [
 # the current statement answers), ``days`` (a question across days: each day is one group, with
 # near-copies on the same day), ``phrase`` (time phrases that name the event's time), ``morph``
 # (Chinese words sharing one character with the note's), ``noun`` (a Chinese question whose topic
-# is a one-character noun: 茶, 狗, 药, 车, 书).
+# is a one-character noun: 茶, 狗, 药, 车, 书), ``task`` (what is still to do: the open task answers,
+# not the ticked one beside it or a line that says "still open").
 
 FACTS += [
     # --- a user-assistant log
@@ -519,6 +520,17 @@ FACTS += [
     F("n03", "2026-02-17", "牙医开了甲硝唑，饭后吃药，一天三次，吃五天。"),
     F("n04", "2026-08-02", "在二手市场看中了一辆 2015 年的斯柯达明锐，车况不错。"),
     F("n05", "2026-10-22", "最近睡前在读的书是《三体》第二部，读到一半了。"),
+    # --- what is still to do: the open task answers; the ticked task and the line that says "still
+    # open" beside it (the *x facts, asked by no query) do not
+    F("o01", "2026-11-20", "[ ] Send the passport photos for the visa application to the embassy"),
+    F("o01x", "2026-11-20", "[x] Book the visa appointment at the embassy"),
+    F("o01y", "2026-11-21", "The visa application is still open at the embassy."),
+    F("o02", "2026-10-03", "[ ] Replace the bike chain before the Ostsee tour"),
+    F("o02x", "2026-10-04", "The old bike chain still needs oil."),
+    F("o03", "2026-11-12", "[ ] 给房东发邮件问暖气维修的事"),
+    F("o03x", "2026-11-12", "[x] 给房东转了十二月的房租"),
+    F("o04", "2026-09-14", "[ ] 周末前把旧照片整理好，做成相册"),
+    F("o04x", "2026-09-15", "旧照片整理了一半，还没做完，太多了。"),
 ]
 
 # ---------------------------------------------------------------------------------------------
@@ -787,6 +799,11 @@ _Q += [
     ("牙医给我开了什么药？", "n03", "noun question"),
     ("在二手市场看中了什么车？", "n04", "noun question"),
     ("我最近在读什么书？", "n05", "noun question"),
+    # --- what is still to do
+    ("What do I still need to do for the visa application?", "o01", "task question"),
+    ("which tasks are still open for the bike?", "o02", "task question"),
+    ("还有哪些关于房东的待办？", "o03", "task question"),
+    ("整理旧照片还没做完的事", "o04", "task question"),
 ]
 
 CORE_QUERIES = 174
@@ -861,11 +878,11 @@ def plant(vault: Path) -> None:
 
 def locate(vault: Path) -> dict[str, set[str]]:
     """Where each fact ended up: the daily entry and the MEMORY item, as ``path:line``."""
-    from vault_tools.notes.model import read_vault
+    from vault_tools.notes.model import TASK_BOX, read_vault
 
     loaded, _ = read_vault(vault)
     places: dict[str, set[str]] = {f.id: set() for f in FACTS}
-    wanted_daily = {f.text: f.id for f in FACTS if not f.only_memory}
+    wanted_daily = {TASK_BOX.sub("", f.text): f.id for f in FACTS if not f.only_memory}
     wanted_daily.update({x: f.id for f in FACTS for x in f.extra})
     wanted_memory = {
         (f.text if f.only_memory else f.memory): f.id for f in FACTS if f.memory or f.only_memory

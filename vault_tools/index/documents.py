@@ -28,7 +28,8 @@ from vault_tools.notes import model as notes
 #: 3: text and section keep no positions (nothing runs phrase queries, and unpickling the
 #: positions was ~95% of the time Whoosh spent reading a posting block). 7: start/end lines are
 #: the lines a document was written with; index_lines.LINES_FILE says where a kept entry is now.
-SCHEMA_VERSION = 7
+#: 8: tasks are marked open or done (F_TASK), so "what is still on my list?" can ask for the open ones.
+SCHEMA_VERSION = 8
 
 
 # Field names. Stored fields come back in ``hit.fields()``; see IndexedEntry.
@@ -55,6 +56,7 @@ F_FILE_HASH = "file_hash"  # STORED: sha256 of the file the entry was read from 
 F_BLOCK_ID = "block_id"  # ID stored: the Obsidian ^block-id
 F_FIELDS = "fields"  # STORED: JSON object of the entry's [key:: value] inline fields
 F_LINKS = "links"  # KEYWORD stored, comma-separated [[wikilink]] targets
+F_TASK = "task"  # ID stored: open | done for a "- [ ]" / "- [x]" task (absent otherwise), see Entry.task
 
 
 def make_schema() -> Any:
@@ -86,6 +88,7 @@ def make_schema() -> Any:
             F_BLOCK_ID: wf.ID(stored=True),
             F_FIELDS: wf.STORED(),
             F_LINKS: wf.KEYWORD(stored=True, commas=True),
+            F_TASK: wf.ID(stored=True),
         }
     )
 
@@ -196,6 +199,9 @@ def entry_document(
         doc[F_FIELDS] = json.dumps(entry.fields, ensure_ascii=False)
     if entry.links:
         doc[F_LINKS] = _keyword(entry.links)
+    task = entry.task
+    if task is not None:
+        doc[F_TASK] = task
     return doc
 
 

@@ -38,7 +38,10 @@ SUMMARIES_DIR = "memory/summaries/"
 SUMMARY_NAME = re.compile(r"^(\d{4})-(?:W(\d{2})|(\d{2}))\.md$")
 HEADING = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t#]*$")
 BULLET = re.compile(r"^([-*+]|\d{1,9}[.)])[ \t]+")
-TASK_BOX = re.compile(r"^\[[ xX]\][ \t]+")
+TASK_BOX = re.compile(r"^\[[ xX/-]\][ \t]+")
+# "- [ ] call Ana" is an open task and "- [x] call Ana" a done one; Obsidian's "[/]" (in progress)
+# is still open, "[-]" (cancelled) is closed.
+TASK_LINE = re.compile(r"^[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+\[([ xX/-])\](?=[ \t])")
 FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
 LEADING_TIME = re.compile(r"^\**(\d{1,2}):(\d{2})\**(?=[\s:：\-—]|$)[ \t]*[-—:：]?[ \t]*")
 LEADING_DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})(?:[ \t]+(\d{1,2}):(\d{2}))?[ \t]*[:：\-—]?[ \t]*")
@@ -106,6 +109,15 @@ class Entry:
         if match is None:
             return None
         return (match.group(1) or match.group(2)).strip() or None
+
+    @property
+    def task(self) -> Literal["open", "done"] | None:
+        """``open`` for a task still to do (``- [ ]``, ``- [/]``), ``done`` for a ticked or cancelled
+        one (``- [x]``, ``- [-]``), None for anything that is not a task."""
+        match = TASK_LINE.match(self.raw)
+        if match is None:
+            return None
+        return "open" if match.group(1) in " /" else "done"
 
     @property
     def importance(self) -> float | None:

@@ -1,4 +1,5 @@
-"""What a recall hit may be: the chat's privacy rule, the date limits and word window, the tags.
+"""What a recall hit may be: the chat's privacy rule, the date limits and word window, the tags,
+and for a question about what is still to do, open tasks only.
 
 The rule of a chat (:func:`vault_tools.privacy.rules.visible_in` decides each kind x visibility pair)
 and the dates and tags are applied inside the search, before the top-k is taken, never to a
@@ -149,17 +150,26 @@ class Filters:
     since: dt.date | None = None
     until: dt.date | None = None
     tags: tuple[str, ...] = ()
+    task: str | None = None  # "open": only tasks still to do ("what is still on my list?")
 
     @property
     def required(self) -> Any:
-        """The privacy rule, the dates and the tags as one query; None when there are none."""
+        """The privacy rule, the dates, the tags and the task state as one query; None when none."""
         from whoosh.query import And
 
         from vault_tools.index import documents as ix
 
         parts = [q for q in (self.privacy, ix.date_filter(self.since, self.until)) if q is not None]
         parts += [ix.tag_filter(tag) for tag in self.tags]
+        parts += self._task_filters()
         return None if not parts else parts[0] if len(parts) == 1 else And(parts)
+
+    def _task_filters(self) -> list[Any]:
+        from whoosh.query import Term
+
+        from vault_tools.index import documents as ix
+
+        return [Term(ix.F_TASK, self.task)] if self.task else []
 
     def restrict(self, query: Any) -> Any:
         """``query`` (``None``: every entry) within these filters, scored by ``query`` alone.
@@ -183,7 +193,7 @@ class Filters:
 
         excluded = scorer.matching(self.excluded) if self.excluded is not None else frozenset()
         required: frozenset[int] | None = None
-        for query in [self.privacy, *(ix.tag_filter(tag) for tag in self.tags)]:
+        for query in [self.privacy, *(ix.tag_filter(tag) for tag in self.tags), *self._task_filters()]:
             if query is not None:
                 docs = scorer.matching(query)
                 required = docs if required is None else required & docs
@@ -202,7 +212,8 @@ def filter_query(
     until: dt.date | None,
     tags: Sequence[str],
     include_private: bool = False,
+    task: str | None = None,
 ) -> Filters:
-    """The privacy rule of ``chat``, the date window and the tags, as index queries."""
+    """The privacy rule of ``chat``, the date window, the tags and the task state, as index queries."""
     required, excluded = privacy_parts(chat, include_private)
-    return Filters(required, excluded, since, until, tuple(tags))
+    return Filters(required, excluded, since, until, tuple(tags), task)

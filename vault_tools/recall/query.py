@@ -82,6 +82,7 @@ class ParsedQuery:
     # as weak terms, since a note written later tells of the time in words, not by its date.
     time_terms: frozenset[str] = frozenset()
     present: bool = False  # asks about now ("what is my coffee order?"): the latest statement wins
+    open_tasks: bool = False  # asks what is still to do ("what is on my to-do list?"): open tasks only
     across_days: bool = False  # gathers across days ("how often…", "几次"): spread the hits over days
 
 
@@ -92,6 +93,7 @@ def parse_query(query: str, as_of: dt.date, *, filtered: bool = False) -> Parsed
     browses them instead of being noise.
     """
     from vault_tools.index.analysis import fold_cjk, query_terms
+    from vault_tools.recall.tasks import open_task_question
     from vault_tools.recall.timewords import extract_time_window
 
     text = query.strip()
@@ -102,7 +104,9 @@ def parse_query(query: str, as_of: dt.date, *, filtered: bool = False) -> Parsed
     for m in reversed(found):
         rest = rest[: m.start()] + " " + rest[m.end() :]
     rest = rest.strip()
-    noise = noise_reason(rest) if not tags and not (filtered and not rest) else None
+    open_tasks, rest = open_task_question(rest)
+    filtered = filtered or open_tasks  # "what is on my to-do list?" browses the open tasks
+    noise = noise_reason(rest) if not tags and not open_tasks and not (filtered and not rest) else None
     if noise is not None and not _has_time_word(rest, as_of):
         return ParsedQuery(text, "", (), (), tags, None, noise)
     turns = dialogue_turns(rest)
@@ -128,6 +132,7 @@ def parse_query(query: str, as_of: dt.date, *, filtered: bool = False) -> Parsed
         time_terms=frozenset(time_terms),
         present=window is None and asks_about_now(rest),
         across_days=gathers_across_days(rest),
+        open_tasks=open_tasks,
     )
 
 

@@ -111,6 +111,7 @@ def _described(
         "since": since.isoformat() if since else None,
         "until": until.isoformat() if until else None,
         "tags": list(tags),
+        "task": "open" if parsed.open_tasks else None,
         "time_phrase": words.phrase if words else None,
         "window": (
             {
@@ -218,9 +219,15 @@ class Recaller:
             )
             return result
         result.stale = self.warm.prepare(result.warnings, self.tuning)
+        task = "open" if parsed.open_tasks else None
         ranked = self._search(
-            parsed, chat_, window, wanted_tags, today, limit_, include_private, mode_, result.warnings
+            parsed, chat_, window, wanted_tags, today, limit_, include_private, mode_, result.warnings, task
         )
+        if task and not ranked and parsed.terms:  # no open task on that topic: what the notes say of it
+            filters["task"] = None
+            ranked = self._search(
+                parsed, chat_, window, wanted_tags, today, limit_, include_private, mode_, result.warnings
+            )
         if self.config.embeddings.configured and mode_ != "keyword":
             filters["mode"] = self._used_mode
             result.warnings.extend(self.semantic.warnings)
@@ -240,6 +247,7 @@ class Recaller:
         include_private: bool = False,
         mode: str = "keyword",
         warnings: list[str] | None = None,
+        task: str | None = None,
     ) -> list[Candidate]:
         from vault_tools.index import documents as ix
 
@@ -253,7 +261,7 @@ class Recaller:
                 vector_text(parsed.focus_text or parsed.keywords or parsed.text, self.warm.speakers()),
                 warnings if warnings is not None else [],
             )
-        filters = filter_query(chat, window.since, window.until, tags, include_private)
+        filters = filter_query(chat, window.since, window.until, tags, include_private, task)
         pool = max(tuning.pool, 2 * limit + 10)
         if not parts:
             results = searcher.search(
@@ -264,7 +272,7 @@ class Recaller:
                 candidates += self._period_summaries(filters, {hit.docnum for hit in results})
         else:
             wide = (
-                filter_query(chat, window.wide_since, window.wide_until, tags, include_private)
+                filter_query(chat, window.wide_since, window.wide_until, tags, include_private, task)
                 if window.wide
                 else None
             )
