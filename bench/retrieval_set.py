@@ -437,7 +437,8 @@ FACTS: list[Fact] = [
 # near-copies on the same day), ``phrase`` (time phrases that name the event's time), ``morph``
 # (Chinese words sharing one character with the note's), ``noun`` (a Chinese question whose topic
 # is a one-character noun: 茶, 狗, 药, 车, 书), ``task`` (what is still to do: the open task answers,
-# not the ticked one beside it or a line that says "still open").
+# not the ticked one beside it or a line that says "still open"), ``ahead`` (a question about days
+# still ahead of today: the line written before that names the day answers).
 
 FACTS += [
     # --- a user-assistant log
@@ -531,6 +532,15 @@ FACTS += [
     F("o03x", "2026-11-12", "[x] 给房东转了十二月的房租"),
     F("o04", "2026-09-14", "[ ] 周末前把旧照片整理好，做成相册"),
     F("o04x", "2026-09-15", "旧照片整理了一半，还没做完，太多了。"),
+    # --- days still ahead of the set's today (2026-12-01): what answers was written before
+    F(
+        "a01",
+        "2026-11-27",
+        "Booked the car inspection for next Wednesday at 8:30, the garage on Storkower Str.",
+    ),
+    F("a02", "2026-12-01", "明天下午两点去银行办房贷的手续，带上护照和工资单。"),
+    F("a03", "2026-11-25", "Flight to Lisbon on 2026-12-05, TAP 571, leaves at 07:10."),
+    F("a04", "2026-11-30", "下周三晚上和老同学聚餐，在望京的那家烤鸭店。"),
 ]
 
 # ---------------------------------------------------------------------------------------------
@@ -804,6 +814,11 @@ _Q += [
     ("which tasks are still open for the bike?", "o02", "task question"),
     ("还有哪些关于房东的待办？", "o03", "task question"),
     ("整理旧照片还没做完的事", "o04", "task question"),
+    # --- days still ahead
+    ("What do I have tomorrow?", "a01", "ahead question"),
+    ("明天有什么安排？", "a02", "ahead question"),
+    ("what's coming up this weekend?", "a03", "ahead question"),
+    ("下周有什么安排？", "a04", "ahead question"),
 ]
 
 CORE_QUERIES = 174

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from vault_tools.recall.ahead import AheadWindow
     from vault_tools.recall.timewords import DateWindow
 
 __all__ = [
@@ -83,16 +84,21 @@ class ParsedQuery:
     time_terms: frozenset[str] = frozenset()
     present: bool = False  # asks about now ("what is my coffee order?"): the latest statement wins
     open_tasks: bool = False  # asks what is still to do ("what is on my to-do list?"): open tasks only
+    ahead: AheadWindow | None = None  # days still ahead it asks about ("what do I have tomorrow?")
     across_days: bool = False  # gathers across days ("how often…", "几次"): spread the hits over days
 
 
-def parse_query(query: str, as_of: dt.date, *, filtered: bool = False) -> ParsedQuery:
+def parse_query(
+    query: str, as_of: dt.date, *, filtered: bool = False, look_ahead: bool = True
+) -> ParsedQuery:
     """Take a recall query apart (see the module docstring, step 1).
 
     ``filtered``: the caller passed filters (``--tag``, ``--since``...), so an empty query
-    browses them instead of being noise.
+    browses them instead of being noise. ``look_ahead``: read words that name days still ahead
+    ("tomorrow", 下周) as such (:mod:`vault_tools.recall.ahead`); off, they are keywords.
     """
     from vault_tools.index.analysis import fold_cjk, query_terms
+    from vault_tools.recall.ahead import ahead_window, without_plan_words
     from vault_tools.recall.tasks import open_task_question
     from vault_tools.recall.timewords import extract_time_window
 
@@ -112,6 +118,9 @@ def parse_query(query: str, as_of: dt.date, *, filtered: bool = False) -> Parsed
     turns = dialogue_turns(rest)
     if len(turns) > 1 or len(_WORD.findall(rest)) + len(_HAN.findall(rest)) // 2 >= LONG_WORDS:
         return _parse_long(text, turns or [rest], tags, as_of)
+    ahead, before = ahead_window(rest, as_of) if look_ahead else (None, rest)
+    if ahead is not None:
+        return _parse_ahead(text, without_plan_words(before), tags, ahead, open_tasks)
     window, keywords = extract_time_window(rest, as_of) if rest else (None, "")
     terms: tuple[str, ...] = ()
     if keywords and has_topic(keywords):
@@ -207,6 +216,17 @@ def dialogue_turns(text: str) -> list[str]:
         if line:
             turns.append(line)
     return turns
+
+
+def _parse_ahead(
+    text: str, keywords: str, tags: tuple[str, ...], ahead: AheadWindow, open_tasks: bool
+) -> ParsedQuery:
+    """A question about days still ahead: what is left of it is the topic of the items dated then."""
+    from vault_tools.index.analysis import query_terms
+
+    terms = tuple(t for t in query_terms(keywords) if t) if keywords and has_topic(keywords) else ()
+    words = tuple(w.lower() for w in _WORD.findall(keywords))
+    return ParsedQuery(text, keywords, terms, words, tags, None, ahead=ahead, open_tasks=open_tasks)
 
 
 def _without_time_words(text: str, as_of: dt.date) -> str:

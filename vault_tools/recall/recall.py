@@ -65,6 +65,7 @@ from vault_tools.recall.ranking import (
 from vault_tools.recall.results import Hit, RecallResult, highlight_spans, shape
 from vault_tools.recall.semantic import SemanticBranch, checked_mode
 from vault_tools.recall.tuning import DEFAULT_TUNING, Tuning
+from vault_tools.recall.upcoming import ahead_described, items_ahead
 from vault_tools.recall.warm import WarmSearcher
 
 if TYPE_CHECKING:
@@ -219,6 +220,16 @@ class Recaller:
             )
             return result
         result.stale = self.warm.prepare(result.warnings, self.tuning)
+        if parsed.ahead is not None:
+            ahead = items_ahead(self.config, self.warm, parsed, chat_, wanted_tags, today, include_private)
+            if ahead:
+                filters["ahead"] = ahead_described(parsed.ahead)
+                result.results = shape(ahead, limit_, budget, explain, result.warnings, self.tuning)
+                return result
+            # Nothing dated then: what the notes say with those words, as for any question.
+            parsed = parse_query(query, today, filtered=bool(tags or since_ or until_), look_ahead=False)
+            result.terms = list(parsed.terms)
+            filters["keywords"] = list(parsed.terms)
         task = "open" if parsed.open_tasks else None
         ranked = self._search(
             parsed, chat_, window, wanted_tags, today, limit_, include_private, mode_, result.warnings, task

@@ -40,6 +40,7 @@ import datetime as dt
 import json
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -50,13 +51,21 @@ from vault_tools.notes import model as notes
 
 if TYPE_CHECKING:
     from vault_tools.config import Config
+    from vault_tools.privacy.rules import Chat
+    from vault_tools.recall.ahead import AheadWindow
+    from vault_tools.recall.query import ParsedQuery
+    from vault_tools.recall.ranking import Candidate
+    from vault_tools.recall.warm import WarmSearcher
 
 __all__ = [
     "LOOKBACK_DAYS",
     "UpcomingItem",
     "UpcomingResult",
+    "ahead_described",
     "dates_of",
     "find_upcoming",
+    "has_tags",
+    "items_ahead",
     "next_date",
     "next_occurrence",
     "yearly_dates",
@@ -95,6 +104,7 @@ class UpcomingItem:
     text: str
     source: str  # daily | memory
     written: str | None  # the note's (or the MEMORY item's) date
+    id: str = ""  # the entry's id (notes.Entry.id), as the index knows it
 
     @property
     def when(self) -> str:
@@ -248,9 +258,9 @@ def _paths(vault: Path, as_of: dt.date, warnings: list[notes.Warning_]) -> list[
 # that context (every session start) reads only the notes that changed. Disposable: rebuilt when lost.
 CACHE_FILE = "upcoming.json"
 # Bumped whenever the rules of what names a day change (2: a weekday told as done is the past; 3:
-# yearly dates), so a cache written by the old rules is read again rather than trusted until its
-# note changes.
-CACHE_VERSION = 3
+# yearly dates; 4: each entry's id), so a cache written by the old rules is read again rather than
+# trusted until its note changes.
+CACHE_VERSION = 4
 
 
 def _load_cache(config: Config) -> dict[str, Any]:
@@ -282,6 +292,7 @@ def _dated_entries(note: notes.Note, *, private: bool = False) -> list[dict[str,
         if mentions or yearly:
             found.append(
                 {
+                    "id": entry.id,
                     "line": entry.start_line,
                     "text": _one_line(entry.text),
                     "kind": entry.kind,
@@ -376,6 +387,7 @@ def find_upcoming(
                         text=entry["text"],
                         source=entry["kind"],
                         written=entry["written"],
+                        id=str(entry.get("id", "")),
                     )
                     found.append((day, rel, entry["line"], item))
     if not include_private and json.dumps(fresh, sort_keys=True) != before:
@@ -384,3 +396,60 @@ def find_upcoming(
     found.sort(key=lambda t: (t[0], t[1] == notes.MEMORY_FILE_NAMES[0], t[1], t[2]))
     result.items = [item for *_key, item in found]
     return result
+
+
+# --- a question about days ahead ------------------------------------------------------------------------------
+
+
+def items_ahead(
+    config: Config,
+    warm: WarmSearcher,
+    parsed: ParsedQuery,
+    chat: Chat,
+    tags: Sequence[str],
+    today: dt.date,
+    include_private: bool,
+) -> list[Candidate]:
+    """The entries dated in the days ahead ``parsed`` asks about (:func:`find_upcoming`, within the
+    chat's rule), on its topic when it has one, soonest first; ``[]`` when none."""
+    from vault_tools.index.analysis import tokenize
+    from vault_tools.recall.ranking import Candidate
+
+    window = parsed.ahead
+    if window is None:
+        return []
+    days = (window.until - today).days
+    items = find_upcoming(config, days=days, as_of=today, chat=chat, include_private=include_private).items
+    found: list[tuple[int, Candidate]] = []
+    seen: set[str] = set()
+    for item in items:
+        if not window.since.isoformat() <= item.date <= window.until.isoformat() or item.id in seen:
+            continue
+        seen.add(item.id)
+        stored = warm.searcher.document(id=item.id) if item.id else None
+        if (
+            stored is None
+            or not has_tags(stored, tags)
+            or (parsed.open_tasks and stored.get("task") != "open")
+        ):
+            continue
+        matched = len(set(tokenize(str(stored.get("text", "")))) & set(parsed.terms))
+        if parsed.terms and not matched:
+            continue
+        found.append((matched, Candidate(warm.lines.fix(dict(stored)), float(matched))))
+    found.sort(key=lambda pair: -pair[0])  # stable: soonest first among equals
+    for rank, (_matched, candidate) in enumerate(found):
+        candidate.score = 1.0 / (1 + rank)
+        candidate.parts = {"ahead": 1.0, "score": candidate.score}
+    return [candidate for _matched, candidate in found]
+
+
+def has_tags(stored: dict[str, Any], tags: Sequence[str]) -> bool:
+    """Whether an entry's stored tags hold every one of ``tags`` (a nested tag counts for its parent)."""
+    own = [t.strip().lower() for t in str(stored.get("tags") or "").split(",") if t.strip()]
+    return all(any(t == tag or t.startswith(tag + "/") for t in own) for tag in tags)
+
+
+def ahead_described(window: AheadWindow) -> dict[str, str]:
+    """The days ahead a search listed, as ``--json`` reports them."""
+    return {"since": window.since.isoformat(), "until": window.until.isoformat(), "phrase": window.phrase}

@@ -1,0 +1,153 @@
+"""recall of days still ahead: "what do I have tomorrow?" lists the lines written before that name
+that day, in English and Chinese, within the chat's privacy rule; a question about the past is
+read as before."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterator
+
+import pytest
+from helpers import write
+
+from vault_tools.config import Config, load_config
+from vault_tools.index.index import Index
+from vault_tools.recall.ahead import ahead_window
+from vault_tools.recall.recall import Recaller
+
+TODAY = dt.date(2026, 3, 11)  # a Wednesday; tomorrow is Thursday 03-12, next week 03-16..03-22
+
+MEMORY = """# Memory
+
+## Facts
+
+- 2026-02-20: The Hamburg customer demo is on 2026-03-12 ^m-demo01
+- 2026-02-21: The annual review is on 2026-04-20 ^m-review
+"""
+
+DAYS = {
+    "2026-03-06": "- 09:00 We met the landlord on Friday at 10am about the boiler.\n",
+    "2026-03-09": "- 09:00 Dentist appointment on Friday at 9am, Dr. Okafor.\n"
+    "- 10:00 Therapy session next Tuesday at 18:00. #private\n"
+    "- 11:00 Team offsite planning: the offsite is next Thursday in Potsdam. #shared\n",
+    "2026-03-11": "- 08:00 明天早上十点和汉堡客户开合同会。\n"
+    "- 09:00 Pick up the parcel tomorrow, it is at the kiosk.\n"
+    "- 10:00 Next month I want to start running again.\n",
+}
+
+
+@pytest.fixture(scope="module")
+def config(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Config]:
+    vault = tmp_path_factory.mktemp("ahead") / "vault"
+    write(vault / "MEMORY.md", MEMORY)
+    for day, body in DAYS.items():
+        write(vault / "memory" / f"{day}.md", f"---\ndate: {day}\n---\n## Today\n\n{body}")
+    config = load_config(vault, env={})
+    Index(config).rebuild()
+    yield config
+
+
+@pytest.fixture(scope="module")
+def session(config: Config) -> Iterator[Recaller]:
+    with Recaller(config, catch_up="never") as warm:
+        yield warm
+
+
+def texts(session: Recaller, query: str, **options: object) -> list[str]:
+    result = session.recall(query, as_of=TODAY, **options)  # type: ignore[arg-type]
+    return [hit.text for hit in result.results]
+
+
+TOMORROW = {
+    "明天早上十点和汉堡客户开合同会。",
+    "Pick up the parcel tomorrow, it is at the kiosk.",
+    "The Hamburg customer demo is on 2026-03-12",
+}
+
+
+@pytest.mark.parametrize("question", ["What do I have tomorrow?", "明天有什么安排？", "what's on tomorrow"])
+def test_tomorrow_lists_what_was_written_about_it(session: Recaller, question: str) -> None:
+    assert set(texts(session, question, chat="direct")) == TOMORROW
+
+
+def test_a_weekday_in_a_question_about_what_is_planned_is_the_coming_one(session: Recaller) -> None:
+    assert texts(session, "What is happening on Friday?", chat="direct") == [
+        "Dentist appointment on Friday at 9am, Dr. Okafor."
+    ]
+    assert texts(session, "周五有什么安排？", chat="direct") == [
+        "Dentist appointment on Friday at 9am, Dr. Okafor."
+    ]
+
+
+def test_a_question_about_the_past_reads_its_weekday_backwards(session: Recaller) -> None:
+    found = texts(session, "What did we do on Friday?", chat="direct")
+    assert found and "landlord" in found[0]
+
+
+def test_next_week_soonest_first_within_the_chats_rule(session: Recaller) -> None:
+    assert texts(session, "what is coming up next week?", chat="direct") == [
+        "Team offsite planning: the offsite is next Thursday in Potsdam. #shared"
+    ]
+    owner = texts(session, "what is coming up next week?", chat="direct", include_private=True)
+    assert owner == [
+        "Therapy session next Tuesday at 18:00. #private",
+        "Team offsite planning: the offsite is next Thursday in Potsdam. #shared",
+    ]
+    assert texts(session, "下周有什么安排？", chat="group") == [
+        "Team offsite planning: the offsite is next Thursday in Potsdam. #shared"
+    ]
+
+
+def test_the_rest_of_the_question_is_the_topic(session: Recaller) -> None:
+    assert texts(session, "anything about the parcel tomorrow?", chat="direct") == [
+        "Pick up the parcel tomorrow, it is at the kiosk."
+    ]
+    result = session.recall("when is the demo tomorrow?", as_of=TODAY, chat="direct")
+    assert [hit.text for hit in result.results] == ["The Hamburg customer demo is on 2026-03-12"]
+    assert result.filters["ahead"] == {"since": "2026-03-12", "until": "2026-03-12", "phrase": "tomorrow"}
+
+
+def test_with_nothing_dated_then_the_words_are_searched_as_before(session: Recaller) -> None:
+    result = session.recall("what will I start next month?", as_of=TODAY, chat="direct")
+    assert "ahead" not in result.filters
+    assert result.results and "running again" in result.results[0].text
+
+
+@pytest.mark.parametrize(
+    ("question", "since", "until"),
+    [
+        ("what do I have tomorrow", "2026-03-12", "2026-03-12"),
+        ("the day after tomorrow?", "2026-03-13", "2026-03-13"),
+        ("后天呢", "2026-03-13", "2026-03-13"),
+        ("大后天有什么", "2026-03-14", "2026-03-14"),
+        ("what is on this weekend", "2026-03-14", "2026-03-15"),
+        ("what's coming up this weekend?", "2026-03-14", "2026-03-15"),
+        ("what is coming up?", "2026-03-11", "2026-03-25"),
+        ("接下来有什么安排", "2026-03-11", "2026-03-25"),
+        ("下周三有什么", "2026-03-18", "2026-03-18"),
+        ("what's coming up next week", "2026-03-16", "2026-03-22"),
+        ("下个月要做什么", "2026-04-01", "2026-04-30"),
+        ("anything in the next 3 days?", "2026-03-11", "2026-03-14"),
+        ("未来几天有什么事", "2026-03-11", "2026-03-14"),
+    ],
+)
+def test_days_ahead_as_people_ask(question: str, since: str, until: str) -> None:
+    window, _rest = ahead_window(question, TODAY)
+    assert window is not None
+    assert (window.since.isoformat(), window.until.isoformat()) == (since, until)
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "what did we do this weekend?",
+        "What did I do on Friday?",
+        "上周五做了什么",
+        "周五有什么事发生了",
+        "what did I have planned on Friday?",
+        "when is the demo?",
+        "昨天吃了什么",
+    ],
+)
+def test_questions_about_the_past_or_no_day_look_back(question: str) -> None:
+    assert ahead_window(question, TODAY) == (None, question)
