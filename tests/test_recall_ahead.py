@@ -151,3 +151,20 @@ def test_days_ahead_as_people_ask(question: str, since: str, until: str) -> None
 )
 def test_questions_about_the_past_or_no_day_look_back(question: str) -> None:
     assert ahead_window(question, TODAY) == (None, question)
+
+
+@pytest.mark.parametrize("question", ["What did I learn on Monday?", "周一学到了什么？"])
+def test_words_no_entry_holds_leave_the_entries_of_the_time_asked_about(
+    session: Recaller, question: str
+) -> None:
+    result = session.recall(question, as_of=TODAY, chat="direct")
+    assert [hit.date for hit in result.results] == ["2026-03-09", "2026-03-09"]  # the #private one stays out
+    assert any(w.startswith("no entry says ") for w in result.warnings)
+    matched = session.recall("What did I plan on Monday?", as_of=TODAY, chat="direct")
+    assert not any(w.startswith("no entry says ") for w in matched.warnings)
+
+
+def test_with_nothing_ahead_the_time_words_still_window_the_search(session: Recaller) -> None:
+    result = session.recall("what's on tonight?", as_of=TODAY, chat="direct")
+    assert "ahead" not in result.filters and result.filters["time_phrase"] == "tonight"
+    assert result.results and {hit.date for hit in result.results} == {"2026-03-11"}

@@ -109,7 +109,7 @@ _AHEAD_UNLESS_PAST: list[tuple[re.Pattern[str], _Days]] = [
     ),
 ]
 _PAST = re.compile(
-    r"\b(?:did|was|were|went|happened|had|ago|last|yesterday|earlier)\b|过|昨天|上周|上个月|刚才|已经",
+    r"\b(?:did|was|were|went|happened|had|ago|last|yesterday|earlier)\b|过|了(?!解)|昨天|上周|上个月|刚才|已经",
     re.I,
 )
 
@@ -150,11 +150,7 @@ def _named_day(question: str, today: dt.date) -> tuple[AheadWindow, str] | None:
             return window, _without(question, mention.start, mention.end)
     # A bare weekday in a question about plans ("周五有什么安排？", "anything planned Friday?").
     weekday = _BARE_WEEKDAY.search(question)
-    if (
-        weekday is not None
-        and "了" not in question
-        and _PLAN_WORDS.search(_without(question, weekday.start(), weekday.end()))
-    ):
+    if weekday is not None and _PLAN_WORDS.search(_without(question, weekday.start(), weekday.end())):
         name = (weekday["en"] or weekday["zh"]).lower()
         number = (
             _EN_WEEKDAYS.index(name[:3]) if weekday["en"] else "一二三四五六日".find(name.replace("天", "日"))

@@ -39,6 +39,7 @@ uses: it catches the index up with the files first and says ``stale`` when it co
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -228,8 +229,9 @@ class Recaller:
                 return result
             # Nothing dated then: what the notes say with those words, as for any question.
             parsed = parse_query(query, today, filtered=bool(tags or since_ or until_), look_ahead=False)
+            window = resolve_window(since_, until_, parsed.window, self.tuning, weak=parsed.long)
+            filters.update(_described(chat_, since_, until_, wanted_tags, parsed, window, self.tuning))
             result.terms = list(parsed.terms)
-            filters["keywords"] = list(parsed.terms)
         task = "open" if parsed.open_tasks else None
         ranked = self._search(
             parsed, chat_, window, wanted_tags, today, limit_, include_private, mode_, result.warnings, task
@@ -239,6 +241,15 @@ class Recaller:
             ranked = self._search(
                 parsed, chat_, window, wanted_tags, today, limit_, include_private, mode_, result.warnings
             )
+        if not ranked and parsed.terms and parsed.window is not None and not task:
+            # Nothing anywhere says those words: the entries of the time asked about, said as such.
+            browse = dataclasses.replace(parsed, terms=(), words=())
+            first = max(d for d in (since_, window.core_since) if d) if since_ or window.core_since else None
+            last = min(d for d in (until_, window.core_until) if d) if until_ or window.core_until else None
+            asked = dataclasses.replace(window, since=first, until=last, wide=False)
+            ranked = self._search(browse, chat_, asked, wanted_tags, today, limit_, include_private)
+            if ranked:
+                result.warnings.append(nothing_said(parsed))
         if self.config.embeddings.configured and mode_ != "keyword":
             filters["mode"] = self._used_mode
             result.warnings.extend(self.semantic.warnings)
@@ -413,6 +424,15 @@ class Recaller:
             ):
                 found.setdefault(docnum, score)  # only strong outside matches can rank
         return found
+
+
+def nothing_said(parsed: ParsedQuery) -> str:
+    """The warning of a search whose words no entry holds, answered with the entries of its time."""
+    phrase = parsed.window.phrase if parsed.window else ""
+    return (
+        f"no entry says {', '.join(parsed.terms)}; these are the entries of {phrase!r}, newest first "
+        "(ask with other words to narrow them)"
+    )
 
 
 def _id_query(entry_id: str) -> Any:
