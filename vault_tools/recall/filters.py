@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -103,6 +103,15 @@ class Window:
     @property
     def empty(self) -> bool:
         return self.since is not None and self.until is not None and self.since > self.until
+
+    def as_asked(self, since: dt.date | None, until: dt.date | None) -> Window:
+        """The word window as read, unpadded and with no second search, within the hard limits."""
+        return replace(
+            self,
+            since=_later(since, self.core_since),
+            until=_earlier(until, self.core_until),
+            wide=False,
+        )
 
 
 def resolve_window(

@@ -244,9 +244,7 @@ class Recaller:
         if not ranked and parsed.terms and parsed.window is not None and not task:
             # Nothing anywhere says those words: the entries of the time asked about, said as such.
             browse = dataclasses.replace(parsed, terms=(), words=())
-            first = max(d for d in (since_, window.core_since) if d) if since_ or window.core_since else None
-            last = min(d for d in (until_, window.core_until) if d) if until_ or window.core_until else None
-            asked = dataclasses.replace(window, since=first, until=last, wide=False)
+            asked = window.as_asked(since_, until_)
             ranked = self._search(browse, chat_, asked, wanted_tags, today, limit_, include_private)
             if ranked:
                 result.warnings.append(nothing_said(parsed))
