@@ -99,6 +99,7 @@ class Window:
     wide_since: dt.date | None = None
     wide_until: dt.date | None = None
     weak: bool = False  # the window of a long query: it ranks a little and never filters
+    vague: bool = False  # "recently" / "最近" alone: it ranks (recency counts) and never filters
 
     @property
     def empty(self) -> bool:
@@ -121,16 +122,21 @@ def resolve_window(
     tuning: Tuning,
     *,
     weak: bool = False,
+    vague: bool = False,
 ) -> Window:
     """Combine hard ``--since/--until`` with the word window under ``tuning.window_mode``.
 
     ``weak``: the window of a long query (the dialogue so far), which ranks and never filters.
+    ``vague``: the window is only "recently" / "最近", which has no bounds of its own: it ranks
+    (by :attr:`Tuning.vague_outside_window`) and never filters.
     """
     if words is None:
         return Window(since, until)
     core_since, core_until = words.since, words.until
     if weak:
         return Window(since, until, core_since, core_until, weak=True)
+    if vague:
+        return Window(since, until, core_since, core_until, vague=True)
     mode = tuning.window_mode
     if mode == "rank":
         return Window(since, until, core_since, core_until)

@@ -86,6 +86,7 @@ class ParsedQuery:
     open_tasks: bool = False  # asks what is still to do ("what is on my to-do list?"): open tasks only
     ahead: AheadWindow | None = None  # days still ahead it asks about ("what do I have tomorrow?")
     across_days: bool = False  # gathers across days ("how often…", "几次"): spread the hits over days
+    vague: bool = False  # the window is only "recently" / "最近": it ranks, never filters
 
 
 def parse_query(
@@ -142,7 +143,18 @@ def parse_query(
         present=window is None and asks_about_now(rest),
         across_days=gathers_across_days(rest),
         open_tasks=open_tasks,
+        vague=window is not None and is_vague(window.phrase),
     )
+
+
+# "Recently" has no bounds of its own: what a person calls recent may be from a week ago or from
+# two months ago (they ask "what did she paint recently?" of a painting told of in July).
+_VAGUE = re.compile(r"recently|lately|of\s+late|最近|近来|近期|近日", re.IGNORECASE)
+
+
+def is_vague(phrase: str) -> bool:
+    """Whether a time phrase is only a vague "recently" ("lately", "最近", "近来"), not a period."""
+    return _VAGUE.fullmatch(phrase.strip()) is not None
 
 
 _NAMED_PERIOD = re.compile(

@@ -271,6 +271,10 @@ def rescore(
         window_factor = (
             max(tuning.weak_outside_floor, tuning.weak_outside_window**outside) if outside else 1.0
         )
+    elif window.vague:
+        window_factor = (
+            max(tuning.vague_outside_floor, tuning.vague_outside_window**outside) if outside else 1.0
+        )
     else:
         window_factor = max(tuning.outside_floor, tuning.outside_window**outside) if outside else 1.0
     coordination = 1.0 - tuning.coordination + tuning.coordination * candidate.matched
@@ -285,7 +289,7 @@ def rescore(
     }
     if asks != 1.0:
         candidate.parts["asks"] = asks
-    short = not window.weak and _short(window, tuning.event_match_days)
+    short = not (window.weak or window.vague) and _short(window, tuning.event_match_days)
     event = tuning.event_match if told and short else 1.0
     if event != 1.0:
         candidate.parts["event"] = event  # names a time inside the window: what the question asks

@@ -121,7 +121,7 @@ def _described(
                 "until": words.until.isoformat() if words.until else None,
                 "searched_since": window.since.isoformat() if window.since else None,
                 "searched_until": window.until.isoformat() if window.until else None,
-                "mode": "weak" if window.weak else tuning.window_mode,
+                "mode": "weak" if window.weak else "vague" if window.vague else tuning.window_mode,
             }
             if words
             else None
@@ -204,7 +204,9 @@ class Recaller:
         wanted_tags = tuple(
             dict.fromkeys([*(t.lstrip("#").lower() for t in tags if t.strip("# ")), *parsed.tags])
         )
-        window = resolve_window(since_, until_, parsed.window, self.tuning, weak=parsed.long)
+        window = resolve_window(
+            since_, until_, parsed.window, self.tuning, weak=parsed.long, vague=parsed.vague
+        )
         filters = _described(chat_, since_, until_, wanted_tags, parsed, window, self.tuning)
         filters.update(as_of=today.isoformat(), limit=limit_, max_tokens=budget)
         mode_ = checked_mode(mode, self.config.embeddings.configured)

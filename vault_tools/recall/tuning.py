@@ -59,6 +59,10 @@ class Tuning:
     chatter_weight: float = 0.3  # a long query's terms outside its last turn (query.ParsedQuery.long)
     weak_outside_window: float = 0.97  # a long query's window: per day outside it ...
     weak_outside_floor: float = 0.85  # ... and the least a hit far outside keeps
+    # "recently" / "最近" alone: no bounds of its own, so its window ranks and never filters;
+    # per day outside it a hit keeps this much, and at least vague_outside_floor.
+    vague_outside_window: float = 0.97
+    vague_outside_floor: float = 0.6
     question_factor: float = 0.7  # an entry that only asks ("What genres do you enjoy?") is no evidence
     latest_ratio: float = (
         0.5  # a question about now: same-subject hits within this of the best go newest first
