@@ -111,8 +111,9 @@ def test_a_lower_floor_would_hide_the_january_painting(session: Recaller) -> Non
     session.tuning = dataclasses.replace(DEFAULT_TUNING, vague_outside_floor=DEFAULT_TUNING.outside_floor)
     try:
         assert texts(session, "安娜最近画了什么？")[0] != "安娜画了一幅港口黄昏的水彩画。"
-        assert "Ana painted a portrait of her grandmother for the hallway." not in texts(
-            session, "What did Ana paint recently?"
-        )[:3]
+        assert (
+            "Ana painted a portrait of her grandmother for the hallway."
+            not in texts(session, "What did Ana paint recently?")[:3]
+        )
     finally:
         session.tuning = DEFAULT_TUNING
