@@ -87,6 +87,7 @@ class ParsedQuery:
     ahead: AheadWindow | None = None  # days still ahead it asks about ("what do I have tomorrow?")
     across_days: bool = False  # gathers across days ("how often…", "几次"): spread the hits over days
     vague: bool = False  # the window is only "recently" / "最近": it ranks, never filters
+    reaction: bool = False  # asks how someone took what was said ("what did Ben think about…")
 
 
 def parse_query(
@@ -144,7 +145,25 @@ def parse_query(
         across_days=gathers_across_days(rest),
         open_tasks=open_tasks,
         vague=window is not None and is_vague(window.phrase),
+        reaction=asks_for_a_reaction(rest),
     )
+
+
+# What someone thought, said or felt about something, or how they reacted: in a conversation, the
+# reply to the line that tells it.
+_REACTION = re.compile(
+    r"\b(?:think|thinks|thought|say|says|said|feel|feels|felt|react|reacts|reacted|respond|responds"
+    r"|responded|reply|replies|replied)\b|觉得|认为|看法|怎么看|怎么说|说了什么|说过什么|什么反应|反应如何|回应|回复",
+    re.IGNORECASE,
+)
+
+
+def asks_for_a_reaction(text: str) -> bool:
+    """Whether a question asks how someone took what was said ("What did Ben think about the
+    piano?", "How did she react?", "阿杰觉得这件事怎么样？"): its answer is a reply."""
+    from vault_tools.index.analysis import fold_cjk
+
+    return _REACTION.search(fold_cjk(text)) is not None
 
 
 # "Recently" has no bounds of its own: what a person calls recent may be from a week ago or from

@@ -315,7 +315,11 @@ QUESTION_MARKS = ("?", "？")
 
 
 def lend_to_answers(
-    ranked: list[Candidate], fetch: Callable[[str], dict[str, Any] | None], tuning: Tuning
+    ranked: list[Candidate],
+    fetch: Callable[[str], dict[str, Any] | None],
+    tuning: Tuning,
+    *,
+    replies: bool = False,
 ) -> list[Candidate]:
     """``ranked`` (best first) with each question's answer ranked right behind it.
 
@@ -326,6 +330,11 @@ def lend_to_answers(
     that scores less on its own. ``fetch`` gives an entry's stored fields by id, or None when the
     search's filters (chat, dates, tags) leave it out: a lent score never shows an entry the
     search could not.
+
+    ``replies``: the question asks how someone took what was said ("What did Ben think about
+    the piano?", "阿杰觉得卖钢琴这件事怎么样？"), and the answer is the reply to the line that
+    tells it, whether that line asks or not ("I sold the piano." / "It deserves to be
+    played!"): every entry among the best lends :attr:`Tuning.reply_factor` to the one after it.
     """
     if tuning.answer_factor <= 0:
         return ranked
@@ -334,9 +343,11 @@ def lend_to_answers(
     for asking in ranked[: tuning.answer_top]:
         next_id = asking.fields.get("next")
         text = str(asking.fields.get("text", ""))
-        if not next_id or not any(mark in text for mark in QUESTION_MARKS):
+        asks = any(mark in text for mark in QUESTION_MARKS)
+        if not next_id or not (asks or (replies and tuning.reply_factor > 0)):
             continue
-        score = asking.score / asking.parts.get("asks", 1.0) * tuning.answer_factor
+        factor = tuning.answer_factor if asks else tuning.reply_factor
+        score = asking.score / asking.parts.get("asks", 1.0) * factor
         answer = by_id.get(next_id)
         if answer is None:
             fields = fetch(next_id)
@@ -346,7 +357,7 @@ def lend_to_answers(
             ranked.append(answer)
         if answer.score < score:
             answer.score = score
-            answer.parts = {**answer.parts, "answers": asking.score, "score_lent": tuning.answer_factor}
+            answer.parts = {**answer.parts, "answers": asking.score, "score_lent": factor}
             lent = True
     if lent:
         ranked.sort(key=rank_order)

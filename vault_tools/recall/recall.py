@@ -342,7 +342,7 @@ class Recaller:
             candidates.sort(key=rank_order)
             if parsed.present:
                 candidates = prefer_latest(candidates, parsed.terms, tuning)
-            candidates = lend_to_answers(candidates, self._fetcher(filters), tuning)
+            candidates = lend_to_answers(candidates, self._fetcher(filters), tuning, replies=parsed.reaction)
             if parsed.across_days:
                 candidates = spread_days(candidates, tuning)
         return candidates
