@@ -105,6 +105,7 @@ def test_the_rest_of_the_question_is_the_topic(session: Recaller) -> None:
     result = session.recall("when is the demo tomorrow?", as_of=TODAY, chat="direct")
     assert [hit.text for hit in result.results] == ["The Hamburg customer demo is on 2026-03-12"]
     assert result.filters["ahead"] == {"since": "2026-03-12", "until": "2026-03-12", "phrase": "tomorrow"}
+    assert result.render().startswith("Noted for 2026-03-12 (tomorrow), soonest first:\nMEMORY.md:5")
 
 
 def test_with_nothing_dated_then_the_words_are_searched_as_before(session: Recaller) -> None:

@@ -86,6 +86,14 @@ class RecallResult:
         """Human output: ``path:line  date`` then the text with matched words highlighted."""
         on, off = ("\x1b[1;33m", "\x1b[0m") if color else ("**", "**")
         lines: list[str] = []
+        ahead = self.filters.get("ahead")
+        if ahead and self.results:  # the dates shown are when each line was written, not the day ahead
+            days = (
+                ahead["since"]
+                if ahead["since"] == ahead["until"]
+                else f"{ahead['since']} to {ahead['until']}"
+            )
+            lines.append(f"Noted for {days} ({ahead['phrase']}), soonest first:")
         for hit in self.results:
             head = f"{hit.path}:{hit.line}"
             if hit.date:
