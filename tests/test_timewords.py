@@ -207,6 +207,12 @@ CASES = [
     case("昨天 we talked about auth", WED, "2026-03-10", "2026-03-10", "we talked about auth"),
     case("三月 roadmap", "2026-02-10", "2025-03-01", "2025-03-31", "roadmap"),
     case("我们 last week 讨论了什么", WED, "2026-03-02", "2026-03-08", "我们讨论了什么"),
+    # --- a day of the month alone: the latest such day up to today
+    case("What did I do on the 15th?", WED, "2026-02-15", "2026-02-15", "What did I do?"),
+    case("what happened on the 3rd?", WED, "2026-03-03", "2026-03-03", "what happened?"),
+    case("the 31st?", WED, "2026-01-31", "2026-01-31"),
+    case("我15号做了什么", WED, "2026-02-15", "2026-02-15", "我做了什么"),
+    case("三号那天吃了什么", WED, "2026-03-03", "2026-03-03", "那天吃了什么"),
     # --- a calendar date wins over a phrase counted from today: the question was put as of then
     case(
         "what did I fix last Friday, on 14 November 2025?",
@@ -290,6 +296,10 @@ def test_recently_reaches_back_recent_days() -> None:
         "the summer dress I bought",
         "a hot spring in Iceland",
         "stand by me",
+        "the 3rd time we met",
+        "坐1号线去公司",
+        "几号搬家",
+        "3号楼的快递",
         "",
         "   ",
     ],

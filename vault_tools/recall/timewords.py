@@ -183,6 +183,17 @@ def _year_number(m: re.Match[str], as_of: datetime.date) -> _Span:
     return _year(datetime.date(int(m["y"]), 1, 1))
 
 
+def _day_of_month(m: re.Match[str], as_of: datetime.date) -> _Span:
+    """ "on the 15th", "15号": the latest such day on or before ``as_of`` (a month that has it)."""
+    day = _cn_int(m["dom"])
+    month = as_of.replace(day=1)
+    for _ in range(3):  # the 31st may skip a month or two
+        if day <= (month + relativedelta(months=1, days=-1)).day and month.replace(day=day) <= as_of:
+            return _day(month.replace(day=day))
+        month -= relativedelta(months=1)
+    raise ValueError(f"no day {day} in the months before {as_of}")
+
+
 def _zh_day(m: re.Match[str], as_of: datetime.date) -> _Span:
     back = 0 if m["today"] else 1 if m["yesterday"] else 3 if m["d3"] else 2
     return _day(as_of - back * _DAY)
@@ -332,6 +343,12 @@ _RULES: tuple[_Rule, ...] = (
         _iso_month,
     ),
     _rule(r"\b(?:(?P<prep>in|during)\s+)?(?P<y>(?:19|20)[0-9]{2})\b(?![-/][0-9])", _year_number, _year_guard),
+    # A day of the month alone, where it ends the phrase: "on the 15th?", not "the 3rd time".
+    _rule(
+        rf"\b(?:on\s+)?the\s+(?P<dom>[12][0-9]|3[01]|0?[1-9])(?:st|nd|rd|th)\b"
+        rf"(?=\s*(?:[?.!,;:)]|$|(?:and|to|through|until|till)\b))(?!\s+(?:of\s+)?(?:{_MONTH_NAMES})\b)",
+        _day_of_month,
+    ),
     _rule(
         rf"\b(?:next|coming|upcoming)\s+(?:weekend|week|month|year|{_WEEKDAY_NAMES}|{_FULL_MONTH_NAMES})\b",
         _unresolvable,
@@ -367,6 +384,10 @@ _RULES: tuple[_Rule, ...] = (
         _zh_date,
     ),
     _rule(r"(?<![0-9])(?P<y>[0-9]{4})\s*年(?!\s*[0-9一二两三四五六七八九十]|代)", _year_number),
+    _rule(
+        rf"(?<![0-9月一二两三四五六七八九十几第])(?P<dom>{_CN_MONTH_DAY})\s*号(?![线楼门床机位房店厅馆口车码])",
+        _day_of_month,
+    ),
     _rule(
         r"(?:(?<![0-9])(?P<y>[0-9]{4})\s*年\s*的?|(?P<ry>今年|去年|前年)的?)?(?P<s>[春夏秋冬])(?:天|季)",
         _zh_season,
