@@ -62,7 +62,7 @@ from vault_tools.watch import service  # noqa: E402
 K = 10
 SLICES = (
     "all", "core", "en", "zh", "question", "keyword", "time", "late", "tag", "dup",
-    "trad", "dialogue", "log", "changed", "days", "phrase", "morph", "noun", "task", "ahead",
+    "trad", "dialogue", "log", "changed", "days", "phrase", "morph", "noun", "task", "ahead", "cross",
 )  # fmt: skip
 
 Ranker = Callable[[rs.Query], list[set[str]]]  # a ranked list; each item: the places it stands for

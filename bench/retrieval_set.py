@@ -438,7 +438,8 @@ FACTS: list[Fact] = [
 # (Chinese words sharing one character with the note's), ``noun`` (a Chinese question whose topic
 # is a one-character noun: 茶, 狗, 药, 车, 书), ``task`` (what is still to do: the open task answers,
 # not the ticked one beside it or a line that says "still open"), ``ahead`` (a question about days
-# still ahead of today: the line written before that names the day answers).
+# still ahead of today: the line written before that names the day answers), ``cross`` (asked in
+# the other language than the note's: English question, Chinese note, and the other way round).
 
 FACTS += [
     # --- a user-assistant log
@@ -541,6 +542,11 @@ FACTS += [
     F("a02", "2026-12-01", "明天下午两点去银行办房贷的手续，带上护照和工资单。"),
     F("a03", "2026-11-25", "Flight to Lisbon on 2026-12-05, TAP 571, leaves at 07:10."),
     F("a04", "2026-11-30", "下周三晚上和老同学聚餐，在望京的那家烤鸭店。"),
+    # --- asked in the other language than the note's
+    F("x01", "2026-10-12", "妈妈的生日是 11 月 2 日，记得提前寄礼物。"),
+    F("x02", "2026-08-21", "在跳蚤市场花十五欧买了一个复古台灯。"),
+    F("x03", "2026-05-30", "Dentist said the wisdom tooth has to come out in July."),
+    F("x04", "2026-09-03", "Renewed the passport at the consulate, the new one is valid until 2036."),
 ]
 
 # ---------------------------------------------------------------------------------------------
@@ -819,6 +825,11 @@ _Q += [
     ("明天有什么安排？", "a02", "ahead question"),
     ("what's coming up this weekend?", "a03", "ahead question"),
     ("下周有什么安排？", "a04", "ahead question"),
+    # --- asked in the other language than the note's
+    ("When is my mother's birthday?", "x01", "cross question"),
+    ("What did I find at the flea market?", "x02", "cross question"),
+    ("牙医说了什么？", "x03", "cross question"),
+    ("我的护照有效期到哪年？", "x04", "cross question"),
 ]
 
 CORE_QUERIES = 174

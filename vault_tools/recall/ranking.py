@@ -61,6 +61,7 @@ def keyword_parts(parsed: ParsedQuery, tuning: Tuning, searcher: Any = None) -> 
     posting list.
     """
     from vault_tools.index import documents as ix
+    from vault_tools.recall.bilingual import translated_terms
 
     if not parsed.terms:
         return []
@@ -90,6 +91,9 @@ def keyword_parts(parsed: ParsedQuery, tuning: Tuning, searcher: Any = None) -> 
         words = [w for w in dict.fromkeys(parsed.words) if useful(ix.F_TAGS, w)]
         parts += [(ix.F_TAGS, word, tuning.tag_boost) for word in words]
     parts += [(ix.F_TEXT, char, tuning.char_backoff) for char in backoff_chars(parsed, tuning, searcher)]
+    if tuning.translation_weight > 0 and not parsed.long:
+        weight = tuning.text_boost * tuning.translation_weight
+        parts += [(ix.F_TEXT, term, weight) for term in translated_terms(parsed.keywords, parsed.terms)]
     return parts
 
 

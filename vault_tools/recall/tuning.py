@@ -53,6 +53,7 @@ class Tuning:
     char_backoff: float = (
         0.0  # a character of a Chinese query's words on its own (backoff_chars); off: see README
     )
+    translation_weight: float = 0.5  # a word of the question in the other language (recall.bilingual)
     char_max: int = 4
     char_word_df: int = 2  # ... of a query bigram in at most this many entries
     char_max_share: float = 0.01  # ... when the character ends a run in at most this share of entries
