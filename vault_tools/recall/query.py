@@ -88,6 +88,7 @@ class ParsedQuery:
     across_days: bool = False  # gathers across days ("how often…", "几次"): spread the hits over days
     vague: bool = False  # the window is only "recently" / "最近": it ranks, never filters
     reaction: bool = False  # asks how someone took what was said ("what did Ben think about…")
+    asks_when: bool = False  # asks when something happened ("when did…", "什么时候"): the answer names a time
 
 
 def parse_query(
@@ -146,7 +147,23 @@ def parse_query(
         open_tasks=open_tasks,
         vague=window is not None and is_vague(window.phrase),
         reaction=asks_for_a_reaction(rest),
+        asks_when=asks_when(rest),
     )
+
+
+_WHEN = re.compile(
+    r"^\W*when\b|\bwhen\s+(?:did|does|do|was|were|is|are|will|would|has|have|had)\b"
+    r"|什么时候|啥时候|哪天|哪一天|何时|几号|几月几日|哪一年|哪年",
+    re.IGNORECASE,
+)
+
+
+def asks_when(text: str) -> bool:
+    """Whether a question asks when something happened ("When did Ana sell the piano?",
+    "小林什么时候卖的钢琴？"): the entry that answers names a time ("yesterday", "上周")."""
+    from vault_tools.index.analysis import fold_cjk
+
+    return _WHEN.search(fold_cjk(text)) is not None
 
 
 # What someone thought, said or felt about something, or how they reacted: in a conversation, the

@@ -242,10 +242,14 @@ def rescore(
     window: Window,
     tuning: Tuning,
     browsing: bool = False,
+    asks_when: bool = False,
 ) -> None:
     """Combine BM25F with recency, importance, source and the word window (see module doc).
 
     ``browsing``: the query has no keywords, so a summary of the asked period is what answers it.
+    ``asks_when``: the question asks when ("When did…?", "什么时候…"), so an entry that names a
+    time (:func:`vault_tools.recall.timewords.mentioned_spans`) scores :attr:`Tuning.when_told`
+    times as much, unless it already has the event bonus of a window.
     """
     stored = candidate.fields
     kind = stored.get("kind", "note")
@@ -297,6 +301,9 @@ def rescore(
     event = tuning.event_match if told and short else 1.0
     if event != 1.0:
         candidate.parts["event"] = event  # names a time inside the window: what the question asks
+    elif asks_when and day is not None and not browsing and _mentions(str(stored.get("text", "")), day):
+        event = tuning.when_told
+        candidate.parts["names_when"] = event  # "When did…?" is answered by an entry that says when
     candidate.score = (
         candidate.bm25 * coordination * recency * importance_factor * source * window_factor * asks * event
     )

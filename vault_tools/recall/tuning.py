@@ -76,6 +76,9 @@ class Tuning:
     # event_match_days; a year says too little): it names when, as the question does.
     event_match: float = 1.6
     event_match_days: int = 32
+    # A question that asks when ("When did she…?", "什么时候…"): an entry that names a time (any
+    # time: "yesterday", "last May", "上周") scores this much more; it says when, as asked.
+    when_told: float = 1.4
     duplicate_overlap: float = 0.75
     duplicate_overlap_linked: float = 0.45
     hit_overhead_tokens: int = 16  # path, line, date and JSON keys around each hit's text
