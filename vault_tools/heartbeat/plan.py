@@ -33,11 +33,11 @@ from vault_tools.heartbeat.edits import (
     body_headings,
     commit_message,
     find_heading,
-    heading_category,
     is_item,
     parse_lines,
     source_links,
 )
+from vault_tools.heartbeat.memory_view import MemoryItem, MemoryView
 from vault_tools.heartbeat.report import ChangeReport, HeartbeatReport, Skip
 from vault_tools.heartbeat.state import State
 from vault_tools.notes import model as notes
@@ -63,66 +63,6 @@ class Context:
     @property
     def start(self) -> dt.date:
         return self.as_of - dt.timedelta(days=self.days - 1)
-
-
-@dataclass
-class MemoryItem:
-    key: str
-    block_id: str | None
-    text: str
-    category: str | None
-    first_line: str
-    tokens: frozenset[str]
-
-
-class MemoryView:
-    """The items of MEMORY.md (as planned so far) for deduplication and supersede decisions."""
-
-    def __init__(self, entries: Sequence[notes.Entry], rules: Rules) -> None:
-        self.rules = rules
-        self.items: dict[str, MemoryItem] = {}
-        self.index = similarity.SimilarityIndex()
-        self.block_ids: set[str] = set()
-        for entry in entries:
-            if not is_item(entry):
-                continue
-            first = entry.raw.splitlines()[0]
-            key = entry.block_id or f"line-{entry.content_hash[:10]}"
-            self.add(
-                MemoryItem(
-                    key,
-                    entry.block_id,
-                    entry.text,
-                    heading_category(entry.section),
-                    first,
-                    similarity.tokens(entry.text),
-                )
-            )
-
-    def add(self, item: MemoryItem) -> None:
-        self.items[item.key] = item
-        self.index.add(item.key, item.tokens)
-        if item.block_id:
-            self.block_ids.add(item.block_id)
-
-    def duplicate_of(self, insight: Insight) -> MemoryItem | None:
-        if insight.duplicate_of and insight.duplicate_of in self.items:
-            return self.items[insight.duplicate_of]
-        for key, _score in self.index.near(similarity.tokens(insight.text), self.rules):
-            return self.items[key]
-        return None
-
-    def superseded_by(self, insight: Insight) -> MemoryItem | None:
-        if insight.supersedes:
-            item = self.items.get(insight.supersedes)
-            return item if item is not None and item.block_id else None
-        if insight.model is not None or not insights.changes_something(insight.text):
-            return None
-        for key, _score in self.index.related(similarity.tokens(insight.text), self.rules):
-            item = self.items[key]
-            if item.block_id and item.category == insight.category:
-                return item
-        return None
 
 
 @dataclass
