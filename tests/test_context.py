@@ -1,4 +1,5 @@
-"""context: MEMORY.md and the last two days, per chat, most important first, within a budget."""
+"""context: MEMORY.md, what is coming up, open tasks and the last two days, per chat, most important
+first, within a budget."""
 
 from __future__ import annotations
 
@@ -141,7 +142,7 @@ def test_cli_context_json(config: Config, capsys: pytest.CaptureFixture[str]) ->
     assert code == 0
     assert {"chat", "max_tokens", "tokens", "sections", "warnings", "stale", "markdown"} <= set(data)
     assert data["chat"] == "group" and data["stale"] is False
-    assert [s["key"] for s in data["sections"]] == ["memory", "upcoming", "today", "yesterday"]
+    assert [s["key"] for s in data["sections"]] == ["memory", "upcoming", "tasks", "today", "yesterday"]
 
 
 def test_cli_context_text(config: Config, capsys: pytest.CaptureFixture[str]) -> None:
@@ -183,3 +184,27 @@ def test_notes_linked_from_outside_the_vault_are_left_out_with_a_warning(
     assert "Decided: release 1.0" in text  # the real notes still load
     assert any("MEMORY.md" in w and "outside the vault" in w for w in result.warnings)
     assert any("2026-03-02-linked.md" in w and "outside the vault" in w for w in result.warnings)
+
+
+TASK_NOTES = {
+    "2026-02-25": "- [ ] Renew the parking permit\n- [x] Pay the electricity bill\n"
+    "- [ ] Call the bank about the card #private\n- [ ] Order the team T-shirts #shared\n",
+    "2026-02-27": "- [ ] 给房东发邮件问暖气的事\n- [/] Draft the onboarding checklist\n",
+    "2026-02-10": "- [ ] A task older than the section looks back\n",
+}
+
+
+def test_open_tasks_of_the_days_before_yesterday_newest_first(config: Config) -> None:
+    for day, body in TASK_NOTES.items():
+        (config.vault / "memory" / f"{day}.md").write_text(f"---\ndate: {day}\n---\n{body}", encoding="utf-8")
+    direct = build_context(config, chat="direct", as_of=TODAY)
+    assert items(direct, "tasks") == [
+        "给房东发邮件问暖气的事",
+        "Draft the onboarding checklist",
+        "Renew the parking permit",
+        "Order the team T-shirts #shared",
+    ]
+    assert "## Open tasks\n- 给房东发邮件问暖气的事 (2026-02-27)" in direct.render()
+    assert items(build_context(config, chat="group", as_of=TODAY), "tasks") == [
+        "Order the team T-shirts #shared"
+    ]

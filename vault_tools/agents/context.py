@@ -9,6 +9,9 @@ a few of them, so no index and nothing stale):
 * **Coming up**: items of the daily notes and MEMORY.md whose date is in the next
   :data:`UPCOMING_DAYS` days ("tomorrow", "next Wednesday", "下周三", ``2026-03-14``), soonest
   first (:mod:`vault_tools.recall.upcoming`).
+* **Open tasks**: the tasks still to do (``- [ ]``) of the daily notes of the :data:`OPEN_TASK_DAYS`
+  days before yesterday, newest first, unless "Coming up" lists them already: what was left to
+  do last week is as much the start of a session as what is due.
 * **Today** and **Yesterday**: the gist of the two daily notes. Each entry's weight is its
   importance field when it has one, else 0.5 raised by decision/lesson/preference words and
   tags (``#decision``, ``决定``, "prefer", ``#remember``...) and lowered for chatter (greetings,
@@ -39,9 +42,11 @@ if TYPE_CHECKING:
 __all__ = ["ContextItem", "ContextResult", "ContextSection", "build_context"]
 
 #: Share of the budget each section may use before the others have had theirs.
-SHARES = {"memory": 0.5, "upcoming": 0.15, "today": 0.3, "yesterday": 0.2}
+SHARES = {"memory": 0.5, "upcoming": 0.15, "tasks": 0.1, "today": 0.3, "yesterday": 0.2}
 #: How far ahead the "Coming up" section looks.
 UPCOMING_DAYS = 7
+#: How far back, before yesterday, the "Open tasks" section looks.
+OPEN_TASK_DAYS = 14
 MIN_BUDGET = 50
 
 _WEIGHTY_TAGS = {
@@ -82,7 +87,7 @@ class ContextItem:
 class ContextSection:
     """A block of the context: long-term memory, today or yesterday."""
 
-    key: str  # "memory" | "upcoming" | "today" | "yesterday"
+    key: str  # "memory" | "upcoming" | "tasks" | "today" | "yesterday"
     title: str
     path: str | None
     date: str | None
@@ -127,6 +132,8 @@ def render_sections(sections: list[ContextSection], chat: str) -> str:
             lines += _render_memory(section.items)
         elif section.key == "upcoming":
             lines += [_upcoming_bullet(item) for item in section.items]
+        elif section.key == "tasks":
+            lines += [_bullet(item, dated=True) for item in section.items]
         else:
             lines += [_bullet(item) for item in section.items]
         if section.omitted:
@@ -259,7 +266,10 @@ def _candidates(config: Config, chat: Chat, as_of: dt.date, warnings: list[str])
     ranked = sorted(entries, key=lambda e: (-entry_weight(e), -(e.date or dt.date.min).toordinal()))
     memory.items = [_item(e, entry_weight(e)) for e in ranked]
     sections.append(memory)
-    sections.append(_upcoming(config, chat, as_of, warnings))
+    upcoming = _upcoming(config, chat, as_of, warnings)
+    sections.append(upcoming)
+    listed = {(item.path, item.line) for item in upcoming.items}
+    sections.append(_open_tasks(config, chat, as_of, warnings, file_warnings, listed))
     for key, title, day in (
         ("today", "Today", as_of),
         ("yesterday", "Yesterday", as_of - dt.timedelta(days=1)),
@@ -302,6 +312,29 @@ def _upcoming(config: Config, chat: Chat, as_of: dt.date, warnings: list[str]) -
     return section
 
 
+def _open_tasks(
+    config: Config,
+    chat: Chat,
+    as_of: dt.date,
+    warnings: list[str],
+    file_warnings: list[notes.Warning_],
+    listed: set[tuple[str, int]],
+) -> ContextSection:
+    """The open tasks of the days before yesterday, newest first, but those "Coming up" lists."""
+    from vault_tools.privacy.rules import entry_visible
+
+    section = ContextSection("tasks", "Open tasks", None, None)
+    for back in range(2, OPEN_TASK_DAYS + 2):
+        for path in daily_paths(config.vault, as_of - dt.timedelta(days=back), file_warnings):
+            note = _read(path, config.vault, warnings)
+            section.items += [
+                _item(e, entry_weight(e))
+                for e in (note.entries if note else [])
+                if e.task == "open" and entry_visible(e, chat) and (e.rel_path, e.start_line) not in listed
+            ]
+    return section
+
+
 def _fit(sections: list[ContextSection], chat: str, budget: int) -> None:
     """Keep the most important items of each section that fit ``budget`` (in place)."""
     pools = {s.key: list(s.items) for s in sections}
@@ -316,7 +349,7 @@ def _fit(sections: list[ContextSection], chat: str, budget: int) -> None:
         for key, share in shares.items():
             section = by_key[key]
             allowance = budget if final_pass else int(budget * share / total_share)
-            dated = key == "memory"
+            dated = key in ("memory", "tasks")
             used = sum(count_tokens(_bullet(i, dated=dated)) + 1 for i in section.items)
             while pools[key]:
                 item = pools[key][0]
