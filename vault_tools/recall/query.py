@@ -89,6 +89,7 @@ class ParsedQuery:
     vague: bool = False  # the window is only "recently" / "最近": it ranks, never filters
     reaction: bool = False  # asks how someone took what was said ("what did Ben think about…")
     asks_when: bool = False  # asks when something happened ("when did…", "什么时候"): the answer names a time
+    asks_how_long: bool = False  # asks how long ("how long has…", "多久"): the answer names a duration
 
 
 def parse_query(
@@ -148,11 +149,15 @@ def parse_query(
         vague=window is not None and is_vague(window.phrase),
         reaction=asks_for_a_reaction(rest),
         asks_when=asks_when(rest),
+        asks_how_long=_HOW_LONG.search(rest) is not None,
     )
 
 
+_HOW_LONG = re.compile(r"\bhow\s+long\b(?!\s+ago)|多久|多长时间|多少年|几年了|多少个月", re.IGNORECASE)
+
+
 _WHEN = re.compile(
-    r"^\W*when\b|\bwhen\s+(?:did|does|do|was|were|is|are|will|would|has|have|had)\b"
+    r"^\W*when\b|\bwhen\s+(?:did|does|do|was|were|is|are|will|would|has|have|had)\b|\bhow\s+long\s+ago\b"
     r"|什么时候|啥时候|哪天|哪一天|何时|几号|几月几日|哪一年|哪年",
     re.IGNORECASE,
 )

@@ -243,13 +243,16 @@ def rescore(
     tuning: Tuning,
     browsing: bool = False,
     asks_when: bool = False,
+    asks_how_long: bool = False,
 ) -> None:
     """Combine BM25F with recency, importance, source and the word window (see module doc).
 
     ``browsing``: the query has no keywords, so a summary of the asked period is what answers it.
     ``asks_when``: the question asks when ("When did…?", "什么时候…"), so an entry that names a
     time (:func:`vault_tools.recall.timewords.mentioned_spans`) scores :attr:`Tuning.when_told`
-    times as much, unless it already has the event bonus of a window.
+    times as much, unless it already has the event bonus of a window. ``asks_how_long``: likewise
+    for "How long…?" / "多久" and an entry that names a duration (:func:`names_duration`), by
+    :attr:`Tuning.how_long_told`.
     """
     stored = candidate.fields
     kind = stored.get("kind", "note")
@@ -301,6 +304,9 @@ def rescore(
     event = tuning.event_match if told and short else 1.0
     if event != 1.0:
         candidate.parts["event"] = event  # names a time inside the window: what the question asks
+    elif asks_how_long and not browsing and names_duration(str(stored.get("text", ""))):
+        event = tuning.how_long_told
+        candidate.parts["names_how_long"] = event  # "How long…?" is answered by "for 3 years now"
     elif asks_when and day is not None and not browsing and _mentions(str(stored.get("text", "")), day):
         event = tuning.when_told
         candidate.parts["names_when"] = event  # "When did…?" is answered by an entry that says when
@@ -513,6 +519,26 @@ def _mentions(text: str, day: dt.date) -> list[tuple[dt.date, dt.date]]:
     from vault_tools.recall.timewords import mentioned_spans
 
     return mentioned_spans(text, day)
+
+
+# A duration as people tell it: "for 3 years now", "over two months", "since I was a kid",
+# "三年了", "已经两个月", "整整一年". A date ("2023年", "in May") is no duration.
+_DURATION = re.compile(
+    r"(?i:\b(?:for|over|nearly|almost|about|around)\s+(?:\d+|a|an|one|two|three|four|five|six|seven|eight"
+    r"|nine|ten|eleven|twelve|several|a\s+few|few|many|a\s+couple\s+of|couple\s+of)\s+"
+    r"(?:years?|months?|weeks?|days?|hours?|decades?)\b"
+    r"|\bsince\s+(?:\d{4}|i\s+was|we\s+were|childhood|high\s+school|college)\b"
+    r"|\b\d+\s+(?:years?|months?|weeks?)\s+(?:now|already)\b)"
+    r"|(?:已经|整整|有)[\d一二两三四五六七八九十几多半]+\s*(?:年|个月|周|个星期|天)"
+    r"|[\d一二两三四五六七八九十几多半]+\s*(?:年|个月|周|个星期|天)(?:了|之久|多了)"
+)
+
+
+def names_duration(text: str) -> bool:
+    """Whether ``text`` names how long something lasted ("I've had them for 3 years now", "养了三年了")."""
+    from vault_tools.index.analysis import fold_cjk
+
+    return _DURATION.search(fold_cjk(text)) is not None
 
 
 def _short(window: Window, days: int) -> bool:

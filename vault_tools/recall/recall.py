@@ -334,6 +334,7 @@ class Recaller:
                 tuning=tuning,
                 browsing=not parts,
                 asks_when=parsed.asks_when,
+                asks_how_long=parsed.asks_how_long,
             )
         if parts and cosines is not None:
             self.semantic.fuse(candidates, cosines, mode)

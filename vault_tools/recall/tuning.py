@@ -79,6 +79,9 @@ class Tuning:
     # A question that asks when ("When did she…?", "什么时候…"): an entry that names a time (any
     # time: "yesterday", "last May", "上周") scores this much more; it says when, as asked.
     when_told: float = 1.4
+    # ... and one that asks how long ("How long has he had the turtles?", "养了多久"): an entry that
+    # names a duration ("for 3 years now", "三年了") scores this much more.
+    how_long_told: float = 1.6
     duplicate_overlap: float = 0.75
     duplicate_overlap_linked: float = 0.45
     hit_overhead_tokens: int = 16  # path, line, date and JSON keys around each hit's text
