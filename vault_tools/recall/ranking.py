@@ -241,19 +241,19 @@ def rescore(
     half_life: float,
     window: Window,
     tuning: Tuning,
-    browsing: bool = False,
-    asks_when: bool = False,
-    asks_how_long: bool = False,
+    question: ParsedQuery | None = None,
 ) -> None:
     """Combine BM25F with recency, importance, source and the word window (see module doc).
 
-    ``browsing``: the query has no keywords, so a summary of the asked period is what answers it.
-    ``asks_when``: the question asks when ("When did…?", "什么时候…"), so an entry that names a
-    time (:func:`vault_tools.recall.timewords.mentioned_spans`) scores :attr:`Tuning.when_told`
-    times as much, unless it already has the event bonus of a window. ``asks_how_long``: likewise
-    for "How long…?" / "多久" and an entry that names a duration (:func:`names_duration`), by
-    :attr:`Tuning.how_long_told`.
+    ``question``: the query as read. Without keywords it browses, so a summary of the asked period
+    is what answers it. When it asks when ("When did…?", "什么时候…"), an entry that names a time
+    (:func:`vault_tools.recall.timewords.mentioned_spans`) scores :attr:`Tuning.when_told` times as
+    much, unless it already has the event bonus of a window; when it asks how long ("How long…?",
+    "多久"), an entry that names a duration (:func:`names_duration`) scores :attr:`Tuning.how_long_told`.
     """
+    browsing = question is not None and not question.terms
+    asks_when = question is not None and question.asks_when
+    asks_how_long = question is not None and question.asks_how_long
     stored = candidate.fields
     kind = stored.get("kind", "note")
     day = day_of(stored)

@@ -327,14 +327,7 @@ class Recaller:
         half_life = max(self.config.recall.half_life_days, 0.01)
         for candidate in candidates:
             rescore(
-                candidate,
-                as_of=as_of,
-                half_life=half_life,
-                window=window,
-                tuning=tuning,
-                browsing=not parts,
-                asks_when=parsed.asks_when,
-                asks_how_long=parsed.asks_how_long,
+                candidate, as_of=as_of, half_life=half_life, window=window, tuning=tuning, question=parsed
             )
         if parts and cosines is not None:
             self.semantic.fuse(candidates, cosines, mode)
