@@ -90,6 +90,9 @@ class ParsedQuery:
     reaction: bool = False  # asks how someone took what was said ("what did Ben think about…")
     asks_when: bool = False  # asks when something happened ("when did…", "什么时候"): the answer names a time
     asks_how_long: bool = False  # asks how long ("how long has…", "多久"): the answer names a duration
+    asks_how_many: bool = (
+        False  # asks how many or how much ("how many…", "几只", "多少"): the answer gives a number
+    )
 
 
 def parse_query(
@@ -150,9 +153,11 @@ def parse_query(
         reaction=asks_for_a_reaction(rest),
         asks_when=asks_when(rest),
         asks_how_long=_HOW_LONG.search(rest) is not None,
+        asks_how_many=_HOW_MANY.search(rest) is not None,
     )
 
 
+_HOW_MANY = re.compile(r"\bhow\s+(?:many|much)\b|多少|几个|几只|几次|几本|几位|几家|几辆|几岁", re.IGNORECASE)
 _HOW_LONG = re.compile(r"\bhow\s+long\b(?!\s+ago)|多久|多长时间|多少年|几年了|多少个月", re.IGNORECASE)
 
 

@@ -249,11 +249,14 @@ def rescore(
     is what answers it. When it asks when ("When did…?", "什么时候…"), an entry that names a time
     (:func:`vault_tools.recall.timewords.mentioned_spans`) scores :attr:`Tuning.when_told` times as
     much, unless it already has the event bonus of a window; when it asks how long ("How long…?",
-    "多久"), an entry that names a duration (:func:`names_duration`) scores :attr:`Tuning.how_long_told`.
+    "多久"), an entry that names a duration (:func:`names_duration`) scores :attr:`Tuning.how_long_told`;
+    when it asks how many ("How many…?", "几只"), one that gives a number (:func:`names_number`)
+    scores :attr:`Tuning.how_many_told`.
     """
     browsing = question is not None and not question.terms
     asks_when = question is not None and question.asks_when
     asks_how_long = question is not None and question.asks_how_long
+    asks_how_many = question is not None and question.asks_how_many
     stored = candidate.fields
     kind = stored.get("kind", "note")
     day = day_of(stored)
@@ -307,6 +310,9 @@ def rescore(
     elif asks_how_long and not browsing and names_duration(str(stored.get("text", ""))):
         event = tuning.how_long_told
         candidate.parts["names_how_long"] = event  # "How long…?" is answered by "for 3 years now"
+    elif asks_how_many and not browsing and names_number(str(stored.get("text", ""))):
+        event = tuning.how_many_told
+        candidate.parts["names_number"] = event  # "How many…?" is answered by "the 2 younger kids"
     elif asks_when and day is not None and not browsing and _mentions(str(stored.get("text", "")), day):
         event = tuning.when_told
         candidate.parts["names_when"] = event  # "When did…?" is answered by an entry that says when
@@ -539,6 +545,22 @@ def names_duration(text: str) -> bool:
     from vault_tools.index.analysis import fold_cjk
 
     return _DURATION.search(fold_cjk(text)) is not None
+
+
+# A number as people write it: digits anywhere ("3", "5%", "止损设在5%"), number words, "twice",
+# or a Chinese numeral with its measure word ("三只", "两次"; 三月 is a month, not a count).
+_NUMBER = re.compile(
+    r"\d|(?i:\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|dozen|both"
+    r"|couple|several|first|second|third|fourth|fifth|once|twice)\b)"
+    r"|[一二两三四五六七八九十]+\s*(?:个|只|次|本|位|条|家|所|辆|台|年|岁|张|件|块)"
+)
+
+
+def names_number(text: str) -> bool:
+    """Whether an entry's text (without its speaker label) gives a number ("3 years", "twice", "三只")."""
+    from vault_tools.index.analysis import fold_cjk
+
+    return _NUMBER.search(fold_cjk(_SPEAKER_LABEL.sub("", text.strip(), count=1))) is not None
 
 
 def _short(window: Window, days: int) -> bool:

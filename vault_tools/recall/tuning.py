@@ -82,6 +82,9 @@ class Tuning:
     # ... and one that asks how long ("How long has he had the turtles?", "养了多久"): an entry that
     # names a duration ("for 3 years now", "三年了") scores this much more.
     how_long_told: float = 1.6
+    # ... and one that asks how many or how much ("How many turtles…?", "几只"): an entry that gives
+    # a number ("3", "two", "twice", "三只") scores this much more.
+    how_many_told: float = 1.3
     duplicate_overlap: float = 0.75
     duplicate_overlap_linked: float = 0.45
     hit_overhead_tokens: int = 16  # path, line, date and JSON keys around each hit's text
