@@ -227,7 +227,9 @@ class Recaller:
             ahead = items_ahead(self.config, self.warm, parsed, chat_, wanted_tags, today, include_private)
             if ahead:
                 filters["ahead"] = ahead_described(parsed.ahead)
-                result.results = shape(ahead, limit_, budget, explain, result.warnings, self.tuning)
+                result.results = shape(
+                    ahead, limit_, budget, explain, result.warnings, self.tuning, secrets=include_private
+                )
                 return result
             # Nothing dated then: what the notes say with those words, as for any question.
             parsed = parse_query(query, today, filtered=bool(tags or since_ or until_), look_ahead=False)
@@ -254,7 +256,7 @@ class Recaller:
             filters["mode"] = self._used_mode
             result.warnings.extend(self.semantic.warnings)
             self.semantic.warnings.clear()
-        hits = shape(ranked, limit_, budget, explain, result.warnings, self.tuning)
+        hits = shape(ranked, limit_, budget, explain, result.warnings, self.tuning, secrets=include_private)
         result.results = hits
         return result
 

@@ -278,9 +278,19 @@ def to_hit(candidate: Candidate, explain: bool) -> Hit:
 
 
 def shape(
-    ranked: list[Candidate], limit: int, budget: int, explain: bool, warnings: list[str], tuning: Tuning
+    ranked: list[Candidate],
+    limit: int,
+    budget: int,
+    explain: bool,
+    warnings: list[str],
+    tuning: Tuning,
+    *,
+    secrets: bool = False,
 ) -> list[Hit]:
-    """The hits to return: near-duplicates collapsed, then as many as fit ``budget`` tokens."""
+    """The hits to return: near-duplicates collapsed, secrets withheld (unless ``secrets``: the
+    owner at the terminal), then as many as fit ``budget`` tokens."""
+    from vault_tools.privacy.rules import redact_secrets
+
     # Collapse duplicates among the top of the list only: what can still be shown.
     head = collapse_duplicates(ranked[: limit * 2 + 5], tuning)
     hits: list[Hit] = []
@@ -288,6 +298,8 @@ def shape(
     left_out = 0
     for candidate in head[:limit]:
         hit = to_hit(candidate, explain)
+        if not secrets:  # what recall returns goes on to the agent's model
+            hit = dataclasses.replace(hit, text=redact_secrets(hit.text))
         cost = count_tokens(hit.text) + tuning.hit_overhead_tokens
         if spent + cost > budget:
             room = budget - spent - tuning.hit_overhead_tokens
