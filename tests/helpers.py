@@ -4,9 +4,16 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import datetime as dt
+
+    from vault_tools.config import Config
+    from vault_tools.recall.recall import Recaller
 
 
 def write(path: Path, text: str) -> Path:
@@ -14,6 +21,38 @@ def write(path: Path, text: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
     return path
+
+
+def indexed_vault(
+    root: Path, days: Mapping[str, str], *, memory: str | None = None, head: str = ""
+) -> Config:
+    """A vault under ``root`` of daily notes (``{"2026-03-01": "- a line\\n"}``, each after its front
+    matter and ``head``, where ``{day}`` is the note's day) and ``memory`` as MEMORY.md, indexed."""
+    from vault_tools.config import load_config
+    from vault_tools.index.index import Index
+
+    vault = root / "vault"
+    if memory is not None:
+        write(vault / "MEMORY.md", memory)
+    for day, body in days.items():
+        write(vault / "memory" / f"{day}.md", f"---\ndate: {day}\n---\n{head.replace('{day}', day)}{body}")
+    config = load_config(vault, env={})
+    Index(config).rebuild()
+    return config
+
+
+@contextmanager
+def warm_recaller(config: Config) -> Iterator[Recaller]:
+    """A :class:`Recaller` kept warm for a module's tests (no catch-up: the index is current)."""
+    from vault_tools.recall.recall import Recaller
+
+    with Recaller(config, catch_up="never") as warm:
+        yield warm
+
+
+def hit_texts(session: Recaller, query: str, as_of: dt.date, **options: Any) -> list[str]:
+    """The texts of what ``session`` recalls for ``query`` as of ``as_of``, in rank order."""
+    return [hit.text for hit in session.recall(query, as_of=as_of, **options).results]
 
 
 def wait_for(predicate: Callable[[], bool], what: str, timeout: float = 15.0) -> None:

@@ -8,10 +8,9 @@ import datetime as dt
 from collections.abc import Iterator
 
 import pytest
-from helpers import write
+from helpers import hit_texts, indexed_vault, warm_recaller
 
-from vault_tools.config import Config, load_config
-from vault_tools.index.index import Index
+from vault_tools.config import Config
 from vault_tools.recall.ahead import ahead_window
 from vault_tools.recall.recall import Recaller
 
@@ -37,25 +36,18 @@ DAYS = {
 
 
 @pytest.fixture(scope="module")
-def config(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Config]:
-    vault = tmp_path_factory.mktemp("ahead") / "vault"
-    write(vault / "MEMORY.md", MEMORY)
-    for day, body in DAYS.items():
-        write(vault / "memory" / f"{day}.md", f"---\ndate: {day}\n---\n## Today\n\n{body}")
-    config = load_config(vault, env={})
-    Index(config).rebuild()
-    yield config
+def config(tmp_path_factory: pytest.TempPathFactory) -> Config:
+    return indexed_vault(tmp_path_factory.mktemp("ahead"), DAYS, memory=MEMORY, head="## Today\n\n")
 
 
 @pytest.fixture(scope="module")
 def session(config: Config) -> Iterator[Recaller]:
-    with Recaller(config, catch_up="never") as warm:
+    with warm_recaller(config) as warm:
         yield warm
 
 
 def texts(session: Recaller, query: str, **options: object) -> list[str]:
-    result = session.recall(query, as_of=TODAY, **options)  # type: ignore[arg-type]
-    return [hit.text for hit in result.results]
+    return hit_texts(session, query, TODAY, **options)
 
 
 TOMORROW = {

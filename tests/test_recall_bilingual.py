@@ -8,11 +8,10 @@ import datetime as dt
 from collections.abc import Iterator
 
 import pytest
-from helpers import write
+from helpers import hit_texts, indexed_vault, warm_recaller
 
-from vault_tools.config import Config, load_config
+from vault_tools.config import Config
 from vault_tools.index.analysis import query_terms
-from vault_tools.index.index import Index
 from vault_tools.recall.bilingual import glossary, translated_terms
 from vault_tools.recall.recall import Recaller
 from vault_tools.recall.tuning import DEFAULT_TUNING
@@ -29,24 +28,18 @@ DAYS = {
 
 
 @pytest.fixture(scope="module")
-def config(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Config]:
-    vault = tmp_path_factory.mktemp("bilingual") / "vault"
-    write(vault / "MEMORY.md", "# Memory\n")
-    for day, body in DAYS.items():
-        write(vault / "memory" / f"{day}.md", f"---\ndate: {day}\n---\n## Notes\n\n{body}")
-    config = load_config(vault, env={})
-    Index(config).rebuild()
-    yield config
+def config(tmp_path_factory: pytest.TempPathFactory) -> Config:
+    return indexed_vault(tmp_path_factory.mktemp("bilingual"), DAYS, memory="# Memory\n", head="## Notes\n\n")
 
 
 @pytest.fixture(scope="module")
 def session(config: Config) -> Iterator[Recaller]:
-    with Recaller(config, catch_up="never") as warm:
+    with warm_recaller(config) as warm:
         yield warm
 
 
 def texts(session: Recaller, query: str) -> list[str]:
-    return [hit.text for hit in session.recall(query, as_of=AS_OF, chat="direct").results]
+    return hit_texts(session, query, AS_OF, chat="direct")
 
 
 @pytest.mark.parametrize(

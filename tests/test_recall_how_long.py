@@ -8,10 +8,9 @@ import datetime as dt
 from collections.abc import Iterator
 
 import pytest
-from helpers import write
+from helpers import indexed_vault, warm_recaller
 
-from vault_tools.config import Config, load_config
-from vault_tools.index.index import Index
+from vault_tools.config import Config
 from vault_tools.recall.query import parse_query
 from vault_tools.recall.ranking import names_duration
 from vault_tools.recall.recall import Recaller
@@ -41,18 +40,13 @@ ANSWERS = {"en": "**Nate**: I've had the turtles for 3 years now.", "zh": "**小
 
 
 @pytest.fixture(scope="module")
-def config(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Config]:
-    vault = tmp_path_factory.mktemp("how-long") / "vault"
-    for day, body in DAYS.items():
-        write(vault / "memory" / f"{day}.md", f"---\ndate: {day}\n---\n# {day}\n\n## Chat\n\n{body}")
-    config = load_config(vault, env={})
-    Index(config).rebuild()
-    yield config
+def config(tmp_path_factory: pytest.TempPathFactory) -> Config:
+    return indexed_vault(tmp_path_factory.mktemp("how-long"), DAYS, head="# {day}\n\n## Chat\n\n")
 
 
 @pytest.fixture(scope="module")
 def session(config: Config) -> Iterator[Recaller]:
-    with Recaller(config, catch_up="never") as warm:
+    with warm_recaller(config) as warm:
         yield warm
 
 

@@ -8,7 +8,7 @@ import datetime as dt
 from collections.abc import Iterator
 
 import pytest
-from helpers import write
+from helpers import hit_texts, indexed_vault, warm_recaller, write
 
 from vault_tools.config import Config, load_config
 from vault_tools.index.index import Index
@@ -52,25 +52,18 @@ DAYS = {
 
 
 @pytest.fixture(scope="module")
-def config(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Config]:
-    vault = tmp_path_factory.mktemp("kinds") / "vault"
-    write(vault / "MEMORY.md", MEMORY)
-    for day, body in DAYS.items():
-        write(vault / "memory" / f"{day}.md", f"---\ndate: {day}\n---\n{body}")
-    config = load_config(vault, env={})
-    Index(config).rebuild()
-    yield config
+def config(tmp_path_factory: pytest.TempPathFactory) -> Config:
+    return indexed_vault(tmp_path_factory.mktemp("kinds"), DAYS, memory=MEMORY)
 
 
 @pytest.fixture(scope="module")
 def session(config: Config) -> Iterator[Recaller]:
-    with Recaller(config, catch_up="never") as warm:
+    with warm_recaller(config) as warm:
         yield warm
 
 
 def texts(session: Recaller, query: str, **options: object) -> list[str]:
-    result = session.recall(query, as_of=AS_OF, **options)  # type: ignore[arg-type]
-    return [hit.text for hit in result.results]
+    return hit_texts(session, query, AS_OF, **options)
 
 
 # --- the time of the event, not of the note ----------------------------------------------------

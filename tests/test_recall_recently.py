@@ -7,10 +7,9 @@ import datetime as dt
 from collections.abc import Iterator
 
 import pytest
-from helpers import write
+from helpers import hit_texts, indexed_vault, warm_recaller
 
-from vault_tools.config import Config, load_config
-from vault_tools.index.index import Index
+from vault_tools.config import Config
 from vault_tools.recall.filters import resolve_window
 from vault_tools.recall.query import is_vague, parse_query
 from vault_tools.recall.recall import Recaller
@@ -30,23 +29,18 @@ DAYS = {
 
 
 @pytest.fixture(scope="module")
-def config(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Config]:
-    vault = tmp_path_factory.mktemp("recently") / "vault"
-    for day, body in DAYS.items():
-        write(vault / "memory" / f"{day}.md", f"---\ndate: {day}\n---\n{body}")
-    config = load_config(vault, env={})
-    Index(config).rebuild()
-    yield config
+def config(tmp_path_factory: pytest.TempPathFactory) -> Config:
+    return indexed_vault(tmp_path_factory.mktemp("recently"), DAYS)
 
 
 @pytest.fixture(scope="module")
 def session(config: Config) -> Iterator[Recaller]:
-    with Recaller(config, catch_up="never") as warm:
+    with warm_recaller(config) as warm:
         yield warm
 
 
 def texts(session: Recaller, query: str) -> list[str]:
-    return [hit.text for hit in session.recall(query, as_of=AS_OF).results]
+    return hit_texts(session, query, AS_OF)
 
 
 @pytest.mark.parametrize("phrase", ["recently", "lately", "of late", "Recently", "最近", "近来", "近期"])

@@ -8,10 +8,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers import write
+from helpers import hit_texts, indexed_vault, warm_recaller, write
 
-from vault_tools.config import Config, load_config
-from vault_tools.index.index import Index
+from vault_tools.config import Config
 from vault_tools.notes.model import read_note
 from vault_tools.recall.recall import Recaller
 from vault_tools.recall.tasks import open_task_question
@@ -34,25 +33,23 @@ DAYS = {
 
 
 @pytest.fixture(scope="module")
-def config(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Config]:
-    vault = tmp_path_factory.mktemp("tasks") / "vault"
-    write(vault / "MEMORY.md", "# Memory\n\n- [ ] Ask Priya about the conference talk\n")
-    for day, body in DAYS.items():
-        write(vault / "memory" / f"{day}.md", f"---\ndate: {day}\n---\n## Today\n\n{body}")
-    config = load_config(vault, env={})
-    Index(config).rebuild()
-    yield config
+def config(tmp_path_factory: pytest.TempPathFactory) -> Config:
+    return indexed_vault(
+        tmp_path_factory.mktemp("tasks"),
+        DAYS,
+        memory="# Memory\n\n- [ ] Ask Priya about the conference talk\n",
+        head="## Today\n\n",
+    )
 
 
 @pytest.fixture(scope="module")
 def session(config: Config) -> Iterator[Recaller]:
-    with Recaller(config, catch_up="never") as warm:
+    with warm_recaller(config) as warm:
         yield warm
 
 
 def texts(session: Recaller, query: str, **options: object) -> list[str]:
-    result = session.recall(query, as_of=AS_OF, **options)  # type: ignore[arg-type]
-    return [hit.text for hit in result.results]
+    return hit_texts(session, query, AS_OF, **options)
 
 
 OPEN_IN_DIRECT_CHAT = {

@@ -8,10 +8,9 @@ import datetime as dt
 from collections.abc import Iterator
 
 import pytest
-from helpers import write
+from helpers import indexed_vault, warm_recaller
 
-from vault_tools.config import Config, load_config
-from vault_tools.index.index import Index
+from vault_tools.config import Config
 from vault_tools.recall.query import asks_when, parse_query
 from vault_tools.recall.recall import Recaller
 from vault_tools.recall.tuning import DEFAULT_TUNING
@@ -38,18 +37,13 @@ QUESTIONS = {"en": "When did Ana sell the old piano?", "zh": "小林什么时候
 
 
 @pytest.fixture(scope="module")
-def config(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Config]:
-    vault = tmp_path_factory.mktemp("when") / "vault"
-    for day, body in DAYS.items():
-        write(vault / "memory" / f"{day}.md", f"---\ndate: {day}\n---\n# {day}\n\n## Chat\n\n{body}")
-    config = load_config(vault, env={})
-    Index(config).rebuild()
-    yield config
+def config(tmp_path_factory: pytest.TempPathFactory) -> Config:
+    return indexed_vault(tmp_path_factory.mktemp("when"), DAYS, head="# {day}\n\n## Chat\n\n")
 
 
 @pytest.fixture(scope="module")
 def session(config: Config) -> Iterator[Recaller]:
-    with Recaller(config, catch_up="never") as warm:
+    with warm_recaller(config) as warm:
         yield warm
 
 
