@@ -39,6 +39,7 @@ __all__ = [
     "matched_share",
     "only_asks",
     "prefer_latest",
+    "prefer_open_tasks",
     "rank_order",
     "rescore",
     "sort_day",
@@ -406,6 +407,16 @@ def demote_superseded(ranked: Sequence[Candidate], tuning: Tuning) -> None:
         if candidate.fields.get("block_id") in named:
             candidate.score *= tuning.superseded_factor
             candidate.parts = {**candidate.parts, "superseded": tuning.superseded_factor}
+
+
+def prefer_open_tasks(ranked: list[Candidate], tuning: Tuning) -> list[Candidate]:
+    """A question about what is still to do, on a topic: its open tasks score
+    :attr:`Tuning.open_task_factor` times as much (the line saying it was done still competes)."""
+    for candidate in ranked:
+        if candidate.fields.get("task") == "open":
+            candidate.score *= tuning.open_task_factor
+            candidate.parts["open_task"] = tuning.open_task_factor
+    return sorted(ranked, key=rank_order)
 
 
 def prefer_latest(ranked: list[Candidate], terms: Sequence[str], tuning: Tuning) -> list[Candidate]:

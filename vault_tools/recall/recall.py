@@ -58,6 +58,7 @@ from vault_tools.recall.ranking import (
     lend_to_answers,
     matched_share,
     prefer_latest,
+    prefer_open_tasks,
     rank_order,
     rescore,
     spread_days,
@@ -113,7 +114,7 @@ def _described(
         "since": since.isoformat() if since else None,
         "until": until.isoformat() if until else None,
         "tags": list(tags),
-        "task": "open" if parsed.open_tasks else None,
+        "task": "open" if parsed.open_tasks and not parsed.terms else None,
         "time_phrase": words.phrase if words else None,
         "window": (
             {
@@ -236,15 +237,16 @@ class Recaller:
             window = resolve_window(since_, until_, parsed.window, self.tuning, weak=parsed.long)
             filters.update(_described(chat_, since_, until_, wanted_tags, parsed, window, self.tuning))
             result.terms = list(parsed.terms)
-        task = "open" if parsed.open_tasks else None
+        # "What is on my to-do list?" lists the open tasks; with a topic ("is renewing the car
+        # insurance still on my list?") the line that says it was done answers too, so open tasks
+        # only rank higher.
+        task = "open" if parsed.open_tasks and not parsed.terms else None
+        filters["task"] = task
         ranked = self._search(
             parsed, chat_, window, wanted_tags, today, limit_, include_private, mode_, result.warnings, task
         )
-        if task and not ranked and parsed.terms:  # no open task on that topic: what the notes say of it
-            filters["task"] = None
-            ranked = self._search(
-                parsed, chat_, window, wanted_tags, today, limit_, include_private, mode_, result.warnings
-            )
+        if parsed.open_tasks and parsed.terms:
+            ranked = prefer_open_tasks(ranked, self.tuning)
         if not ranked and parsed.terms and parsed.window is not None and not task:
             # Nothing anywhere says those words: the entries of the time asked about, said as such.
             browse = dataclasses.replace(parsed, terms=(), words=())

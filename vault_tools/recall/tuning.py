@@ -53,6 +53,7 @@ class Tuning:
     char_backoff: float = (
         0.0  # a character of a Chinese query's words on its own (backoff_chars); off: see README
     )
+    open_task_factor: float = 2.0  # an open task, for "what do I still need to do for the move?"
     translation_weight: float = 0.5  # a word of the question in the other language (recall.bilingual)
     char_max: int = 4
     char_word_df: int = 2  # ... of a query bigram in at most this many entries
