@@ -15,6 +15,7 @@ language that holds the words still ranks first.
 from __future__ import annotations
 
 import functools
+import re
 from importlib import resources
 
 __all__ = ["glossary", "translated_terms"]
@@ -38,23 +39,31 @@ def glossary() -> tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]:
     return tuple(pairs)
 
 
+@functools.cache
+def _tables() -> tuple[
+    list[tuple[frozenset[str], tuple[str, ...]]], dict[str, tuple[str, ...]], re.Pattern[str]
+]:
+    """What :func:`translated_terms` looks up, read once: English phrases with the Chinese terms of
+    their longer words, each Chinese word with its English terms, and one pattern for them all."""
+    from vault_tools.index.analysis import query_terms
+
+    to_chinese: list[tuple[frozenset[str], tuple[str, ...]]] = []
+    to_english: dict[str, tuple[str, ...]] = {}
+    for english, words in glossary():
+        chinese = tuple(t for w in words if len(w) > 1 for t in query_terms(w) if len(t) > 1)
+        to_chinese.append((frozenset(english), chinese))
+        for word in words:
+            to_english[word] = tuple(dict.fromkeys([*to_english.get(word, ()), *english]))
+    pattern = re.compile("|".join(map(re.escape, sorted(to_english, key=len, reverse=True))))
+    return to_chinese, to_english, pattern
+
+
 def translated_terms(question: str, terms: tuple[str, ...]) -> list[str]:
     """The other language's terms for the words of ``question`` (analyzed as ``terms``), in the
     order found, without the terms it already has."""
-    from vault_tools.index.analysis import query_terms
-
+    to_chinese, to_english, pattern = _tables()
     have = set(terms)
-    found: list[str] = []
-    chinese_in_question = [w for _e, words in glossary() for w in words if w in question]
-    for english, words in glossary():
-        if all(t in have for t in english):  # an English phrase of the question
-            found += [t for w in words if len(w) > 1 for t in query_terms(w) if len(t) > 1]
-        named = [w for w in words if w in question]
-        if any(not _inside_longer(w, chinese_in_question) for w in named):
-            found += english
+    found = [t for english, chinese in to_chinese if english <= have for t in chinese]
+    # Longest first, so 车 inside 火车 is the train, not a car.
+    found += [t for m in pattern.finditer(question) for t in to_english[m[0]]]
     return [t for t in dict.fromkeys(found) if t not in have]
-
-
-def _inside_longer(word: str, words: list[str]) -> bool:
-    """Whether ``word`` is only there as part of a longer word of the glossary (车 in 火车)."""
-    return any(len(other) > len(word) and word in other for other in words)
