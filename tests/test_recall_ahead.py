@@ -155,6 +155,8 @@ def test_words_no_entry_holds_leave_the_entries_of_the_time_asked_about(
     assert any(w.startswith("no entry says ") for w in result.warnings)
     matched = session.recall("What did I plan on Monday?", as_of=TODAY, chat="direct")
     assert not any(w.startswith("no entry says ") for w in matched.warnings)
+    # a year's newest entries say nothing of a question about it, and listing them is slow
+    assert session.recall("What did I learn this year?", as_of=TODAY, chat="direct").results == []
 
 
 def test_with_nothing_ahead_the_time_words_still_window_the_search(session: Recaller) -> None:

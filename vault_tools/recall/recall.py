@@ -247,8 +247,9 @@ class Recaller:
         )
         if parsed.open_tasks and parsed.terms:
             ranked = prefer_open_tasks(ranked, self.tuning)
-        if not ranked and parsed.terms and parsed.window is not None and not task:
-            # Nothing anywhere says those words: the entries of the time asked about, said as such.
+        if not ranked and parsed.terms and not task and window.short:
+            # Nothing anywhere says those words: the entries of the time asked about (a day, a
+            # week, a month: a year's newest entries say nothing of it), said as such.
             browse = dataclasses.replace(parsed, terms=(), words=())
             asked = window.as_asked(since_, until_)
             ranked = self._search(browse, chat_, asked, wanted_tags, today, limit_, include_private)
