@@ -138,6 +138,8 @@ def test_days_ahead_as_people_ask(question: str, since: str, until: str) -> None
         "上周五做了什么",
         "周五有什么事发生了",
         "what did I have planned on Friday?",
+        "What should I never do on a Friday afternoon?",
+        "每周五有什么安排",
         "when is the demo?",
         "昨天吃了什么",
     ],

@@ -150,7 +150,12 @@ def _named_day(question: str, today: dt.date) -> tuple[AheadWindow, str] | None:
             return window, _without(question, mention.start, mention.end)
     # A bare weekday in a question about plans ("周五有什么安排？", "anything planned Friday?").
     weekday = _BARE_WEEKDAY.search(question)
-    if weekday is not None and _PLAN_WORDS.search(_without(question, weekday.start(), weekday.end())):
+    generic = weekday is not None and _ANY_WEEK.search(question, 0, weekday.start()) is not None
+    if (
+        weekday is not None
+        and not generic
+        and _PLAN_WORDS.search(_without(question, weekday.start(), weekday.end()))
+    ):
         name = (weekday["en"] or weekday["zh"]).lower()
         number = (
             _EN_WEEKDAYS.index(name[:3]) if weekday["en"] else "一二三四五六日".find(name.replace("天", "日"))
@@ -161,6 +166,8 @@ def _named_day(question: str, today: dt.date) -> tuple[AheadWindow, str] | None:
 
 
 _EN_WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+# A weekday of any week, not the coming one: "on a Friday afternoon", "every Monday", 每周五.
+_ANY_WEEK = re.compile(r"(?i:\b(?:a|any|every|each)\s+$)|每个?$")
 _BARE_WEEKDAY = re.compile(
     r"(?i:\b(?P<en>monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b)"
     r"|(?:周|星期|礼拜)(?P<zh>[一二三四五六日天])"
