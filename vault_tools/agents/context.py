@@ -235,12 +235,12 @@ def daily_paths(vault: Path, day: dt.date, warnings: list[notes.Warning_] | None
 
 
 def _item(entry: notes.Entry, weight: float) -> ContextItem:
-    from vault_tools.privacy.rules import redact_secrets
+    from vault_tools.privacy.sensitive import redact
 
     return ContextItem(
         path=entry.rel_path,
         line=entry.start_line,
-        text=redact_secrets(entry.text),  # what an agent loads goes on to its model
+        text=redact(entry.text, secrets_only=True),  # what an agent loads goes on to its model
         date=entry.date.isoformat() if entry.date else None,
         time=entry.time.strftime("%H:%M") if entry.time else None,
         section=entry.section,
@@ -292,7 +292,7 @@ def _candidates(config: Config, chat: Chat, as_of: dt.date, warnings: list[str])
 
 
 def _upcoming(config: Config, chat: Chat, as_of: dt.date, warnings: list[str]) -> ContextSection:
-    from vault_tools.privacy.rules import redact_secrets
+    from vault_tools.privacy.sensitive import redact
     from vault_tools.recall.upcoming import find_upcoming
 
     result = find_upcoming(config, days=UPCOMING_DAYS, as_of=as_of, chat=chat)
@@ -302,7 +302,7 @@ def _upcoming(config: Config, chat: Chat, as_of: dt.date, warnings: list[str]) -
             ContextItem(
                 path=found.path,
                 line=found.line,
-                text=redact_secrets(found.text),
+                text=redact(found.text, secrets_only=True),
                 date=found.date,
                 time=None,
                 section="",

@@ -281,7 +281,7 @@ class MemoryTools:
     def get(self, path: str, *, from_line: int = 1, lines: int | None = None) -> GetResult:
         """Lines ``from_line``.. of one memory file, as this chat may see them (module docstring),
         their secrets withheld: the agent's model reads them."""
-        from vault_tools.privacy.rules import redact_secrets
+        from vault_tools.privacy.sensitive import redact
 
         parts = memory_path_parts(path)
         rel = "/".join(parts)
@@ -311,7 +311,7 @@ class MemoryTools:
             raise RefusedError(
                 f"{rel}: lines {from_line}-{last} hold no entry shared with this {self.chat} chat"
             )
-        text = "".join(redact_secrets(note.lines[n - 1]) for n in wanted).replace("\r\n", "\n")
+        text = "".join(redact(note.lines[n - 1], secrets_only=True) for n in wanted).replace("\r\n", "\n")
         if note.lines and wanted and wanted[0] == 1:
             text = text.removeprefix(notes.BOM)
         return GetResult(

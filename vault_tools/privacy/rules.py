@@ -125,18 +125,3 @@ def may_send_to_llm(entry: Entry) -> bool:
     if entry.visibility not in ("personal", "shared"):
         return False  # private, or anything unknown: default deny
     return not is_secret(entry.raw)
-
-
-def redact_secrets(text: str) -> str:
-    """``text`` with its secrets and credentials replaced by ``[REDACTED:<kind>]``, the rest as
-    written: what recall, context and the MCP server hand an agent, whose model reads it. A phone
-    number or an allergy in a direct chat is what the person asked about; a password is read at
-    the terminal (``recall --include-private``)."""
-    current = text
-    for _round in range(16):  # a removal can expose its neighbour, as in sensitive.redact
-        secrets = [f for f in find_sensitive(current) if f.severity == "secret"]
-        if not secrets:
-            return current
-        for finding in reversed(secrets):
-            current = f"{current[: finding.start]}[REDACTED:{finding.kind}]{current[finding.end :]}"
-    return "[REDACTED:secret]"

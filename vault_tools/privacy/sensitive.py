@@ -768,8 +768,10 @@ def _replace(text: str, findings: list[Finding]) -> str:
 _REDACT_ROUNDS = 64
 
 
-def redact(text: str) -> str:
+def redact(text: str, *, secrets_only: bool = False) -> str:
     """``text`` with every finding replaced by ``[REDACTED:<kind>]``; what goes to a language model.
+    ``secrets_only``: secrets and credentials alone, the rest as written (what an agent is handed
+    in a direct chat, where a phone number or an allergy is what the person asked about).
 
     The result is scanned again until nothing is found: a removal can create a word boundary that
     exposes its neighbour ("…901account number 555…"). Each round replaces at least one character
@@ -778,7 +780,7 @@ def redact(text: str) -> str:
     """
     current = text
     for _round in range(_REDACT_ROUNDS):
-        findings = find_sensitive(current)
+        findings = [f for f in find_sensitive(current) if f.severity == "secret" or not secrets_only]
         if not findings:
             return current
         current = _replace(current, findings)

@@ -289,7 +289,7 @@ def shape(
 ) -> list[Hit]:
     """The hits to return: near-duplicates collapsed, secrets withheld (unless ``secrets``: the
     owner at the terminal), then as many as fit ``budget`` tokens."""
-    from vault_tools.privacy.rules import redact_secrets
+    from vault_tools.privacy.sensitive import redact
 
     # Collapse duplicates among the top of the list only: what can still be shown.
     head = collapse_duplicates(ranked[: limit * 2 + 5], tuning)
@@ -299,7 +299,7 @@ def shape(
     for candidate in head[:limit]:
         hit = to_hit(candidate, explain)
         if not secrets:  # what recall returns goes on to the agent's model
-            hit = dataclasses.replace(hit, text=redact_secrets(hit.text))
+            hit = dataclasses.replace(hit, text=redact(hit.text, secrets_only=True))
         cost = count_tokens(hit.text) + tuning.hit_overhead_tokens
         if spent + cost > budget:
             room = budget - spent - tuning.hit_overhead_tokens
