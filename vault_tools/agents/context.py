@@ -235,12 +235,10 @@ def daily_paths(vault: Path, day: dt.date, warnings: list[notes.Warning_] | None
 
 
 def _item(entry: notes.Entry, weight: float) -> ContextItem:
-    from vault_tools.privacy.sensitive import redact
-
     return ContextItem(
         path=entry.rel_path,
         line=entry.start_line,
-        text=redact(entry.text, secrets_only=True),  # what an agent loads goes on to its model
+        text=entry.text,
         date=entry.date.isoformat() if entry.date else None,
         time=entry.time.strftime("%H:%M") if entry.time else None,
         section=entry.section,
@@ -292,7 +290,6 @@ def _candidates(config: Config, chat: Chat, as_of: dt.date, warnings: list[str])
 
 
 def _upcoming(config: Config, chat: Chat, as_of: dt.date, warnings: list[str]) -> ContextSection:
-    from vault_tools.privacy.sensitive import redact
     from vault_tools.recall.upcoming import find_upcoming
 
     result = find_upcoming(config, days=UPCOMING_DAYS, as_of=as_of, chat=chat)
@@ -302,7 +299,7 @@ def _upcoming(config: Config, chat: Chat, as_of: dt.date, warnings: list[str]) -
             ContextItem(
                 path=found.path,
                 line=found.line,
-                text=redact(found.text, secrets_only=True),
+                text=found.text,
                 date=found.date,
                 time=None,
                 section="",
@@ -339,7 +336,10 @@ def _open_tasks(
 
 
 def _fit(sections: list[ContextSection], chat: str, budget: int) -> None:
-    """Keep the most important items of each section that fit ``budget`` (in place)."""
+    """Keep the most important items of each section that fit ``budget`` (in place), their
+    secrets withheld: only the items weighed for a place are scanned, not every candidate."""
+    from vault_tools.privacy.sensitive import redact
+
     pools = {s.key: list(s.items) for s in sections}
     for section in sections:
         section.items = []
@@ -356,6 +356,7 @@ def _fit(sections: list[ContextSection], chat: str, budget: int) -> None:
             used = sum(count_tokens(_bullet(i, dated=dated)) + 1 for i in section.items)
             while pools[key]:
                 item = pools[key][0]
+                item.text = redact(item.text, secrets_only=True)  # what an agent loads goes to its model
                 cost = count_tokens(_bullet(item, dated=dated)) + 1
                 first = 0 if section.items else heading
                 if spent + first + cost > budget or (not final_pass and used + cost > allowance):
