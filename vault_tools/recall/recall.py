@@ -205,9 +205,7 @@ class Recaller:
         wanted_tags = tuple(
             dict.fromkeys([*(t.lstrip("#").lower() for t in tags if t.strip("# ")), *parsed.tags])
         )
-        window = resolve_window(
-            since_, until_, parsed.window, self.tuning, weak=parsed.long, vague=parsed.vague
-        )
+        window = window_of(parsed, since_, until_, self.tuning)
         filters = _described(chat_, since_, until_, wanted_tags, parsed, window, self.tuning)
         filters.update(as_of=today.isoformat(), limit=limit_, max_tokens=budget)
         mode_ = checked_mode(mode, self.config.embeddings.configured)
@@ -225,7 +223,9 @@ class Recaller:
             return result
         result.stale = self.warm.prepare(result.warnings, self.tuning)
         if parsed.ahead is not None:
-            ahead = items_ahead(self.config, self.warm, parsed, chat_, wanted_tags, today, include_private)
+            task = "open" if parsed.open_tasks else None
+            fetch = self._fetcher(filter_query(chat_, None, None, wanted_tags, include_private, task))
+            ahead = items_ahead(self.config, fetch, parsed, chat_, today, include_private)
             if ahead:
                 filters["ahead"] = ahead_described(parsed.ahead)
                 result.results = shape(
@@ -234,14 +234,13 @@ class Recaller:
                 return result
             # Nothing dated then: what the notes say with those words, as for any question.
             parsed = parse_query(query, today, filtered=bool(tags or since_ or until_), look_ahead=False)
-            window = resolve_window(since_, until_, parsed.window, self.tuning, weak=parsed.long)
+            window = window_of(parsed, since_, until_, self.tuning)
             filters.update(_described(chat_, since_, until_, wanted_tags, parsed, window, self.tuning))
             result.terms = list(parsed.terms)
         # "What is on my to-do list?" lists the open tasks; with a topic ("is renewing the car
         # insurance still on my list?") the line that says it was done answers too, so open tasks
         # only rank higher.
         task = "open" if parsed.open_tasks and not parsed.terms else None
-        filters["task"] = task
         ranked = self._search(
             parsed, chat_, window, wanted_tags, today, limit_, include_private, mode_, result.warnings, task
         )
@@ -429,6 +428,11 @@ class Recaller:
             ):
                 found.setdefault(docnum, score)  # only strong outside matches can rank
         return found
+
+
+def window_of(parsed: ParsedQuery, since: dt.date | None, until: dt.date | None, tuning: Tuning) -> Window:
+    """The dates a search of ``parsed`` may return and ranks by (:func:`resolve_window`)."""
+    return resolve_window(since, until, parsed.window, tuning, weak=parsed.long, vague=parsed.vague)
 
 
 def nothing_said(parsed: ParsedQuery) -> str:

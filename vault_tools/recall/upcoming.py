@@ -40,7 +40,7 @@ import datetime as dt
 import json
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -55,7 +55,6 @@ if TYPE_CHECKING:
     from vault_tools.recall.ahead import AheadWindow
     from vault_tools.recall.query import ParsedQuery
     from vault_tools.recall.ranking import Candidate
-    from vault_tools.recall.warm import WarmSearcher
 
 __all__ = [
     "LOOKBACK_DAYS",
@@ -64,7 +63,6 @@ __all__ = [
     "ahead_described",
     "dates_of",
     "find_upcoming",
-    "has_tags",
     "items_ahead",
     "next_date",
     "next_occurrence",
@@ -403,15 +401,15 @@ def find_upcoming(
 
 def items_ahead(
     config: Config,
-    warm: WarmSearcher,
+    fetch: Callable[[str], dict[str, Any] | None],
     parsed: ParsedQuery,
     chat: Chat,
-    tags: Sequence[str],
     today: dt.date,
     include_private: bool,
 ) -> list[Candidate]:
     """The entries dated in the days ahead ``parsed`` asks about (:func:`find_upcoming`, within the
-    chat's rule), on its topic when it has one, soonest first; ``[]`` when none."""
+    chat's rule), on its topic when it has one, soonest first; ``[]`` when none. ``fetch`` gives
+    an entry's stored fields by id, None when the search's filters (tags, open tasks) leave it out."""
     from vault_tools.index.analysis import tokenize
     from vault_tools.recall.ranking import Candidate
 
@@ -426,28 +424,18 @@ def items_ahead(
         if not window.since.isoformat() <= item.date <= window.until.isoformat() or item.id in seen:
             continue
         seen.add(item.id)
-        stored = warm.searcher.document(id=item.id) if item.id else None
-        if (
-            stored is None
-            or not has_tags(stored, tags)
-            or (parsed.open_tasks and stored.get("task") != "open")
-        ):
+        stored = fetch(item.id) if item.id else None
+        if stored is None:
             continue
         matched = len(set(tokenize(str(stored.get("text", "")))) & set(parsed.terms))
         if parsed.terms and not matched:
             continue
-        found.append((matched, Candidate(warm.lines.fix(dict(stored)), float(matched))))
+        found.append((matched, Candidate(stored, float(matched))))
     found.sort(key=lambda pair: -pair[0])  # stable: soonest first among equals
     for rank, (_matched, candidate) in enumerate(found):
         candidate.score = 1.0 / (1 + rank)
         candidate.parts = {"ahead": 1.0, "score": candidate.score}
     return [candidate for _matched, candidate in found]
-
-
-def has_tags(stored: dict[str, Any], tags: Sequence[str]) -> bool:
-    """Whether an entry's stored tags hold every one of ``tags`` (a nested tag counts for its parent)."""
-    own = [t.strip().lower() for t in str(stored.get("tags") or "").split(",") if t.strip()]
-    return all(any(t == tag or t.startswith(tag + "/") for t in own) for tag in tags)
 
 
 def ahead_described(window: AheadWindow) -> dict[str, str]:
