@@ -22,6 +22,8 @@ from dataclasses import dataclass
 
 from dateutil.relativedelta import relativedelta
 
+from vault_tools.recall.dates import _month, _week, _weekend
+
 __all__ = ["UPCOMING_DAYS", "AheadWindow", "ahead_window", "without_plan_words"]
 
 #: "What is coming up?", "接下来有什么安排": the days :command:`vault-tools upcoming` looks at.
@@ -45,18 +47,17 @@ def _in(days: int) -> _Days:
 
 
 def _week_of(today: dt.date, weeks: int) -> tuple[dt.date, dt.date]:
-    monday = today - dt.timedelta(days=today.weekday()) + dt.timedelta(weeks=weeks)
-    return max(monday, today), monday + dt.timedelta(days=6)
+    monday, sunday = _week(today + dt.timedelta(weeks=weeks))
+    return max(monday, today), sunday
 
 
 def _weekend_of(today: dt.date, weeks: int) -> tuple[dt.date, dt.date]:
-    saturday = today - dt.timedelta(days=today.weekday()) + dt.timedelta(days=5, weeks=weeks)
-    return max(saturday, today), saturday + dt.timedelta(days=1)
+    saturday, sunday = _weekend(today + dt.timedelta(weeks=weeks))
+    return max(saturday, today), sunday
 
 
 def _next_month(_m: re.Match[str], today: dt.date) -> tuple[dt.date, dt.date]:
-    first = today.replace(day=1) + relativedelta(months=1)
-    return first, first + relativedelta(months=1, days=-1)
+    return _month(today.replace(day=1) + relativedelta(months=1))
 
 
 def _next_days(m: re.Match[str], today: dt.date) -> tuple[dt.date, dt.date]:
