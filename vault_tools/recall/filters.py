@@ -82,10 +82,6 @@ def and_not(positive: Any, negative: Any) -> Any:
     return whoosh_private.safe_and_not(positive, negative)
 
 
-#: A word window shorter than this many days is a day, a week or a month (:attr:`Window.short`).
-SHORT_DAYS = 32
-
-
 @dataclass(frozen=True)
 class Window:
     """The dates a search may return, and the word window it ranks by.
@@ -109,12 +105,10 @@ class Window:
     def empty(self) -> bool:
         return self.since is not None and self.until is not None and self.since > self.until
 
-    @property
-    def short(self) -> bool:
-        """Whether the word window spans less than :data:`SHORT_DAYS` days (a day, a week, a month)."""
-        if self.core_since is None or self.core_until is None:
-            return False
-        return (self.core_until - self.core_since).days < SHORT_DAYS
+    def shorter_than(self, days: int) -> bool:
+        """Whether the word window is a closed period of fewer than ``days`` days."""
+        lo, hi = self.core_since, self.core_until
+        return lo is not None and hi is not None and (hi - lo).days < days
 
     def as_asked(self, since: dt.date | None, until: dt.date | None) -> Window:
         """The word window as read, unpadded and with no second search, within the hard limits."""

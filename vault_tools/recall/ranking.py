@@ -304,7 +304,7 @@ def rescore(
     }
     if asks != 1.0:
         candidate.parts["asks"] = asks
-    short = not (window.weak or window.vague) and _short(window, tuning.event_match_days)
+    short = not (window.weak or window.vague) and window.shorter_than(tuning.event_match_days)
     event = tuning.event_match if told and short else 1.0
     if event != 1.0:
         candidate.parts["event"] = event  # names a time inside the window: what the question asks
@@ -572,12 +572,6 @@ def names_number(text: str) -> bool:
     from vault_tools.index.analysis import fold_cjk
 
     return _NUMBER.search(fold_cjk(_SPEAKER_LABEL.sub("", text.strip(), count=1))) is not None
-
-
-def _short(window: Window, days: int) -> bool:
-    """Whether the word window is a closed period of fewer than ``days`` days."""
-    lo, hi = window.core_since, window.core_until
-    return lo is not None and hi is not None and (hi - lo).days < days
 
 
 def _days_outside(day: dt.date | None, window: Window) -> int:

@@ -246,9 +246,9 @@ class Recaller:
         )
         if parsed.open_tasks and parsed.terms:
             ranked = prefer_open_tasks(ranked, self.tuning)
-        if not ranked and parsed.terms and not task and window.short:
+        if not ranked and parsed.terms and not task and window.shorter_than(self.tuning.event_match_days):
             # Nothing anywhere says those words: the entries of the time asked about (a day, a
-            # week, a month: a year's newest entries say nothing of it), said as such.
+            # week, a month, as for event time: a year's newest entries say nothing of it).
             browse = dataclasses.replace(parsed, terms=(), words=())
             asked = window.as_asked(since_, until_)
             ranked = self._search(browse, chat_, asked, wanted_tags, today, limit_, include_private)
