@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import re
 
+from vault_tools.notes.model import SPEAKER
+
 __all__ = ["slot_of"]
 
 _SLOTS = {
@@ -27,10 +29,6 @@ _SLOTS = {
         r"|(?<![现正实存所自])在\S{1,12}(?:工作|上班)|入职|跳槽到"
     ),
 }
-_SPEAKER = re.compile(r"^\*\*([^*\n:：]{1,40}?)\*\*\s*[:：]\s*")
-_NAME_FIRST = re.compile(
-    r"^([A-Z][a-z]+)\s+(?:has\s+|had\s+|just\s+)?(?:lives?|living|moved|moving|works?|working|joined|started)\b"
-)
 
 
 #: What may stand before the slot's words when the text states it of its subject ("I just moved
@@ -92,8 +90,9 @@ _SUBJECT_ZH = re.compile(
 
 def slot_of(text: str) -> tuple[str, str | None] | None:
     """(the slot ``text`` states, whose: a name, or None for the vault's owner), or None."""
-    speaker = _SPEAKER.match(text.strip())
-    body = text.strip()[speaker.end() :] if speaker else text.strip()
+    turn = SPEAKER.match(text.strip())
+    speaker = (turn[1] or turn[2]).strip() if turn else None
+    body = text.strip()[turn.end() :].lstrip() if turn else text.strip()
     for slot, pattern in _SLOTS.items():
         m = pattern.search(body)
         if m is None:
@@ -101,9 +100,7 @@ def slot_of(text: str) -> tuple[str, str | None] | None:
         subject = _subject(body[: m.start()])
         if subject is False:
             continue
-        return slot, (subject if isinstance(subject, str) else None) or (
-            speaker[1].strip() if speaker else None
-        )
+        return slot, (subject if isinstance(subject, str) else None) or speaker
     return None
 
 
