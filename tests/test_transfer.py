@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import write
 
 from vault_tools.agents import export, records
 from vault_tools.agents import importer as transfer
@@ -75,6 +76,21 @@ def test_export_records_are_entries_without_their_trailing_tags(tmp_path: Path) 
     assert not therapy["text"].endswith("#private")
     assert len(records) == len(result.entries)
     assert result.entries[0]["source"] == "MEMORY.md"
+
+
+def test_export_reads_task_states_as_the_index_does(tmp_path: Path) -> None:
+    """An in-progress ``- [/]`` task is still to do, a cancelled ``- [-]`` one is not (Entry.task)."""
+    config = sample_vault(tmp_path / "v")
+    write(
+        config.vault / "memory" / "2026-12-03.md",
+        "---\ndate: 2026-12-03\n---\n- [/] Draft the onboarding plan\n- [-] Book the old venue\n",
+    )
+    states = {
+        r["text"]: r["task"]
+        for r in export.export_entries(config).entries
+        if r["source"].endswith("12-03.md")
+    }
+    assert states == {"Draft the onboarding plan": "open", "Book the old venue": "done"}
 
 
 def test_export_filters_by_date_and_chat(tmp_path: Path) -> None:

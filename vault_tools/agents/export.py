@@ -51,18 +51,6 @@ def split_trailing_tags(text: str) -> tuple[str, list[str]]:
     return text[:end], found
 
 
-def entry_task(entry: notes.Entry) -> str | None:
-    """``open`` or ``done`` for a Markdown task (``- [ ]`` / ``- [x]``), else None."""
-    first = entry.raw.split("\n", 1)[0].lstrip()
-    marker = notes.BULLET.match(first)
-    if not marker:
-        return None
-    box = notes.TASK_BOX.match(first[marker.end() :])
-    if not box:
-        return None
-    return "open" if box.group(0).startswith("[ ]") else "done"
-
-
 def entry_record(entry: notes.Entry) -> dict[str, Any]:
     """One entry as an export record (see the module docstring)."""
     text, _ = split_trailing_tags(entry.text)
@@ -78,7 +66,7 @@ def entry_record(entry: notes.Entry) -> dict[str, Any]:
         "section": entry.section,
         "fields": dict(entry.fields),
         "block_id": entry.block_id,
-        "task": entry_task(entry),
+        "task": entry.task,
         "source": entry.rel_path,
         "line": entry.start_line,
     }
