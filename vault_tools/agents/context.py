@@ -274,12 +274,8 @@ def _candidates(config: Config, chat: Chat, as_of: dt.date, warnings: list[str])
         ("today", "Today", as_of),
         ("yesterday", "Yesterday", as_of - dt.timedelta(days=1)),
     ):
-        section = ContextSection(key, f"{title}, {day.isoformat()}", None, day.isoformat())
-        entries = []
-        for path in daily_paths(vault, day, file_warnings):
-            section.path = section.path or notes.relative_posix(path, vault)
-            note = _read(path, vault, warnings)
-            entries += [e for e in (note.entries if note else []) if entry_visible(e, chat)]
+        first, entries = _day_entries(vault, day, chat, warnings, file_warnings)
+        section = ContextSection(key, f"{title}, {day.isoformat()}", first, day.isoformat())
         weighted = [(entry_weight(e), e) for e in entries]
         weighted = [(w, e) for w, e in weighted if w > 0]
         weighted.sort(key=lambda pair: (-pair[0], pair[1].time or dt.time(0, 0), pair[1].start_line))
@@ -321,18 +317,32 @@ def _open_tasks(
     listed: set[tuple[str, int]],
 ) -> ContextSection:
     """The open tasks of the days before yesterday, newest first, but those "Coming up" lists."""
-    from vault_tools.privacy.rules import entry_visible
-
     section = ContextSection("tasks", "Open tasks", None, None)
     for back in range(2, OPEN_TASK_DAYS + 2):
-        for path in daily_paths(config.vault, as_of - dt.timedelta(days=back), file_warnings):
-            note = _read(path, config.vault, warnings)
-            section.items += [
-                _item(e, entry_weight(e))
-                for e in (note.entries if note else [])
-                if e.task == "open" and entry_visible(e, chat) and (e.rel_path, e.start_line) not in listed
-            ]
+        _first, entries = _day_entries(
+            config.vault, as_of - dt.timedelta(days=back), chat, warnings, file_warnings
+        )
+        section.items += [
+            _item(e, entry_weight(e))
+            for e in entries
+            if e.task == "open" and (e.rel_path, e.start_line) not in listed
+        ]
     return section
+
+
+def _day_entries(
+    vault: Path, day: dt.date, chat: Chat, warnings: list[str], file_warnings: list[notes.Warning_]
+) -> tuple[str | None, list[notes.Entry]]:
+    """The entries of ``day``'s daily notes that ``chat`` may see, and the first note's path."""
+    from vault_tools.privacy.rules import entry_visible
+
+    first = None
+    entries: list[notes.Entry] = []
+    for path in daily_paths(vault, day, file_warnings):
+        first = first or notes.relative_posix(path, vault)
+        note = _read(path, vault, warnings)
+        entries += [e for e in (note.entries if note else []) if entry_visible(e, chat)]
+    return first, entries
 
 
 def _fit(sections: list[ContextSection], chat: str, budget: int) -> None:
