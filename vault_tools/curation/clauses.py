@@ -83,6 +83,8 @@ HEDGE = re.compile(
 FIRST_PERSON_EN = re.compile(r"^(?:I|I'm|I’m|I've|I’ve|I am)\s+")
 FIRST_PERSON_WILL = re.compile(r"^(?:I'll|I’ll)\s+")
 FIRST_PERSON_ZH = re.compile(r"^我(?![们的])")
+#: After a Chinese name, what makes it more than the subject alone: 和、跟 (and someone), 的 (theirs).
+JOINED_ZH = frozenset("和跟与及、的")
 
 
 #: News of the last days: "yesterday", "last Friday", "I just …", "since we last talked"; 昨天、上周、刚.
@@ -183,6 +185,12 @@ def drop_subject(text: str, subject: str) -> str:
     """``text`` without a leading first person or ``subject``'s own name (the bullet names them)."""
     if text.startswith(subject + " ") and not text.startswith(subject + " and "):
         return text[len(subject) + 1 :]
+    if (
+        CJK_RUN.match(subject)
+        and text.startswith(subject)
+        and text[len(subject) : len(subject) + 1] not in JOINED_ZH
+    ):
+        return text[len(subject) :]  # "小林搬到了杭州" -> "搬到了杭州", not "小林和阿杰…" nor "小林的猫…"
     text = time_last(text)
     will = FIRST_PERSON_WILL.match(text)
     if will:

@@ -54,6 +54,7 @@ from vault_tools.notes import edit as note_edit
 from vault_tools.notes import model as notes
 from vault_tools.notes.generated import HASH_KEY, content_hash
 from vault_tools.privacy import sensitive
+from vault_tools.summaries.people import names_in, people_of, subject_name
 
 if TYPE_CHECKING:
     from vault_tools.config import Config
@@ -262,41 +263,8 @@ def topic_of(entry: notes.Entry, people: frozenset[str] = frozenset()) -> str:
     about = subject_name(text)
     if about is not None and about in people:
         return about
-    named = [name for name in people if re.search(rf"\b{re.escape(name)}\b", text)]
+    named = names_in(text, people)
     return named[0] if len(named) == 1 else entry.section.strip()
-
-
-#: "Melanie ran …", "Jonas's team is …": a capitalised first word followed by a verb or a possessive.
-NAME_FIRST = re.compile(
-    r"^([A-Z][a-z]+)(?:(?:'s|’s)\s|\s+(is|was|are|were|has|had|will|would|can|could|and|[a-z]+)\b)"
-)
-AUXILIARIES = frozenset("is was are were has had will would can could and".split())  # noqa: SIM905
-NOT_A_NAME = frozenset(salience.STOPWORDS | salience.PLEASANTRY | salience.ARTICLES)
-
-
-def subject_name(text: str) -> str | None:
-    """The name ``text`` opens with as its subject ("Melanie ran a race" -> Melanie), or None."""
-    match = NAME_FIRST.match(insights.plain(text))
-    if match is None:
-        return None
-    name, verb = match[1], match[2]
-    low = name.lower()
-    if low in NOT_A_NAME or low.endswith(("ed", "ing", "ly")):
-        return None
-    if verb is None or verb in AUXILIARIES:
-        return name
-    return name if verb.endswith(("s", "ed")) or verb in salience.PAST_IRREGULAR else None
-
-
-def people_of(entries: Sequence[notes.Entry]) -> frozenset[str]:
-    """Names that are the subject of two entries or more (notes about people: "Melanie ran …")."""
-    counts: dict[str, int] = {}
-    for entry in entries:
-        if not entry.speaker:
-            name = subject_name(insights.spoken_text(entry))
-            if name:
-                counts[name] = counts.get(name, 0) + 1
-    return frozenset(name for name, count in counts.items() if count >= 2)
 
 
 def topic_label(topic: str) -> str:
