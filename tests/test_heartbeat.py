@@ -205,9 +205,11 @@ def test_a_transcript_keeps_statements_that_say_who(tmp_path: Path) -> None:
     report = run(vault, threshold=0.5)
     kept = {c.text for c in report.promoted}
     assert kept == {
-        "**Ben**: I just adopted a greyhound called Biscuit from the Oakland shelter last Saturday.",
-        "**Ana**: 我上个月搬到了杭州，在西湖边租了房子。",
+        "**Ben**: I just adopted a greyhound called Biscuit from the Oakland shelter last Saturday (2026-11-21).",
+        "**Ana**: 我上个月（2026-10）搬到了杭州，在西湖边租了房子。",
     }
+    # MEMORY.md is read months later: the days the line named stand beside its words
+    assert lines_with(memory(vault), "from the Oakland shelter last Saturday (2026-11-21).")
     reasons = {s.source.rsplit(":", 1)[1]: s.reason for s in report.skipped}
     assert "question" in reasons["6"] and "question" in reasons["9"] and "listener" in reasons["7"]
     assert "below the threshold" in reasons["11"] and "fragment -0.2" in reasons["11"]
@@ -233,9 +235,9 @@ def test_a_chinese_transcript_keeps_what_happened_to_whom(tmp_path: Path) -> Non
     vault = committed(make_vault(tmp_path, MEMORY_ZH, {"2026-11-27": TRANSCRIPT_ZH}))
     report = run(vault, threshold=0.5)
     assert {c.text for c in report.promoted} == {
-        "**阿杰**: 我上个月辞职了，下周一开始去字节跳动做后端。",
-        "**小林**: 我们家上周领养了一只三岁的柴犬，叫豆豆。",
-        "**小林**: 我打算明年三月去京都看樱花，已经订好了机票。",
+        "**阿杰**: 我上个月（2026-10）辞职了，下周一（2026-11-30）开始去字节跳动做后端。",
+        "**小林**: 我们家上周（2026-11-16–2026-11-22）领养了一只三岁的柴犬，叫豆豆。",
+        "**小林**: 我打算明年（2027）三月去京都看樱花，已经订好了机票。",
     }
     reasons = {s.source.rsplit(":", 1)[1]: s.reason for s in report.skipped}
     assert "question" in reasons["6"] and "question" in reasons["11"]

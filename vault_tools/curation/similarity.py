@@ -21,6 +21,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from vault_tools.curation.anchors import ANCHOR
+
 
 class Thresholds(Protocol):
     """The thresholds of the measures (:class:`vault_tools.curation.insights.Rules` has them)."""
@@ -59,7 +61,7 @@ STOPWORDS = frozenset(
 
 def tokens(text: str) -> frozenset[str]:
     """The comparison tokens of ``text``: stemmed words without stop words, plus CJK bigrams."""
-    text = unicodedata.normalize("NFKC", TAG_WORD.sub(" ", text)).lower()
+    text = unicodedata.normalize("NFKC", TAG_WORD.sub(" ", ANCHOR.sub("", text))).lower()
     out: set[str] = set()
     for run in CJK_RUN.findall(text):
         if len(run) == 1:

@@ -11,12 +11,13 @@ import datetime as dt
 import itertools
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from vault_tools.config import Config, HeartbeatConfig
 from vault_tools.curation import insights, similarity
+from vault_tools.curation.anchors import anchor_time_words
 from vault_tools.curation.insights import Candidate, Insight, Rules
 from vault_tools.errors import LLMError
 from vault_tools.feedback import SILENT, Feedback
@@ -284,8 +285,8 @@ def plan_run(
     view = MemoryView(parse_lines(memory_lines, ctx.vault, MEMORY_PATH), ctx.rules)
     refresh_registry(ctx, state, view, pending)
     new, window = gather(ctx, state, entries, plan, report)
-    found = with_context(
-        find_insights(ctx, new, window, view, memory_headings(memory_lines), report), entries
+    found = anchored(
+        with_context(find_insights(ctx, new, window, view, memory_headings(memory_lines), report), entries)
     )
     language = vault_language(memory_lines, entries)
     tombstones = similarity.SimilarityIndex()
@@ -313,6 +314,17 @@ def with_context(found: list[Insight], entries: Sequence[notes.Entry]) -> list[I
     before = {e.id: p for p, e in itertools.pairwise(entries) if p.rel_path == e.rel_path}
     return [
         insights.in_context(i, before[i.lead.id]) if i.fragment and i.lead and i.lead.id in before else i
+        for i in found
+    ]
+
+
+def anchored(found: list[Insight]) -> list[Insight]:
+    """The rules' items with their relative time words dated from the day their line was written
+    (a model writes its own dates)."""
+    return [
+        replace(i, text=anchor_time_words(i.text, i.lead.date))
+        if i.lead is not None and i.model is None
+        else i
         for i in found
     ]
 

@@ -24,7 +24,7 @@ from dateutil.relativedelta import relativedelta
 
 from vault_tools.recall.dates import _month, _week, _weekend
 
-__all__ = ["UPCOMING_DAYS", "AheadWindow", "ahead_window", "without_plan_words"]
+__all__ = ["UPCOMING_DAYS", "AheadWindow", "ahead_spans", "ahead_window", "without_plan_words"]
 
 #: "What is coming up?", "接下来有什么安排": the days :command:`vault-tools upcoming` looks at.
 UPCOMING_DAYS = 14
@@ -139,6 +139,24 @@ def ahead_window(question: str, today: dt.date) -> tuple[AheadWindow | None, str
         since, until = _upcoming(some, today)
         return AheadWindow(since, until, some[0].strip()), _without(question, some.start(), some.end())
     return None, question
+
+
+# In a note, not in a question: "what is planned next year?" is too wide for the days-ahead answer.
+# Not 说明年度 ("explain the annual…"), 声明, 证明, 发明…
+_NEXT_YEAR = re.compile(r"\bnext\s+year\b|(?<![证表声发透聪文英光简鲜分精])明年(?![度级份])", re.I)
+
+
+def ahead_spans(text: str, written: dt.date) -> list[tuple[int, int, dt.date, dt.date]]:
+    """Where ``text`` names days after the day it was written by words that only point ahead
+    ("next week", "tomorrow", "下个月", "next year"), and the days each names: ``(start, end, since, until)``."""
+    rules = [*_ALWAYS_AHEAD, (_NEXT_YEAR, _next_year)]
+    return sorted(
+        (m.start(), m.end(), *days(m, written)) for pattern, days in rules for m in pattern.finditer(text)
+    )
+
+
+def _next_year(_m: re.Match[str], written: dt.date) -> tuple[dt.date, dt.date]:
+    return dt.date(written.year + 1, 1, 1), dt.date(written.year + 1, 12, 31)
 
 
 def _named_day(question: str, today: dt.date) -> tuple[AheadWindow, str] | None:

@@ -62,7 +62,14 @@ from vault_tools.recall.dates import (
     _year,
 )
 
-__all__ = ["RECENT_DAYS", "DateWindow", "extract_time_window", "mentioned_spans", "parse_when"]
+__all__ = [
+    "RECENT_DAYS",
+    "DateWindow",
+    "extract_time_window",
+    "mentioned_spans",
+    "parse_when",
+    "relative_spans",
+]
 
 #: "recently", "lately", "最近" and friends mean ``as_of - RECENT_DAYS`` days through ``as_of``.
 RECENT_DAYS = 14
@@ -691,6 +698,22 @@ def mentioned_spans(text: str, written: datetime.date) -> list[tuple[datetime.da
         if hit.resolved and hit.primary and not hit.vague and hit.since is not None and hit.until is not None:
             spans.append((hit.since, hit.until))
     return spans
+
+
+def relative_spans(text: str, written: datetime.date) -> list[tuple[int, int, datetime.date, datetime.date]]:
+    """Where ``text`` counts back from the day it was written ("yesterday", "last week", "三天前",
+    "上个月"), and the days each phrase names: ``(start, end, since, until)``, in text order.
+
+    Only phrases that move with ``written``; calendar dates and vague words are left out.
+    """
+    if not _MAYBE_TIME.search(text):
+        return []
+    return sorted(
+        (hit.start, hit.end, hit.since, hit.until)
+        for hit in _scan(text, written)
+        if hit.relative and hit.resolved and hit.primary and not hit.vague
+        if hit.since is not None and hit.until is not None
+    )
 
 
 # --- --since / --until ---------------------------------------------------------------------------
