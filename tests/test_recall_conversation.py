@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers import write
+from helpers import indexed_vault, write
 
 from vault_tools.config import load_config
 from vault_tools.index.documents import neighbours
@@ -336,3 +336,52 @@ def test_a_speaker_already_in_bold_is_not_marked_twice() -> None:
 
     assert mark("**Ana**: Ana paints", ["ana", "paint"], "**", "**") == "**Ana**: **Ana** **paints**"
     assert mark("**Ana**: hi", ["ana"], "<b>", "</b>") == "**<b>Ana</b>**: hi"
+
+
+ASKED_AND_TOLD = {
+    "2026-05-02": "- 18:00 **Ben**: Good to see you! Did you plant the tomatoes in the garden yet?\n"
+    "- 18:01 **Ana**: Busy week, the kids had exams.\n",
+    "2026-05-09": "- 19:00 **Ana**: After a long week of rain we finally planted the tomatoes along the south "
+    "fence of the garden on Sunday morning. Want some seedlings?\n"
+    "- 19:01 **Ben**: Lovely.\n",
+    "2026-05-16": "- 18:00 **阿杰**: 好久不见！你周末去钓鱼了吗？钓到鱼了吗？\n- 18:01 **小林**: 最近在忙搬家。\n",
+    "2026-05-23": "- 19:00 **小林**: 这个周末和表哥一起开车去城北的水库钓鱼，钓到三条鲫鱼。\n- 19:01 **阿杰**: 厉害。\n",
+}
+
+
+@pytest.mark.parametrize(
+    ("query", "told", "asked"),
+    [
+        (
+            "Where did we plant the tomatoes in the garden?",
+            "**Ana**: After a long week of rain",
+            "**Ben**: Good to see you! Did you plant",
+        ),
+        ("周末钓鱼钓到了什么？", "**小林**: 这个周末和表哥", "**阿杰**: 好久不见"),
+    ],
+)
+def test_a_line_that_holds_the_topic_only_in_a_question_ranks_below_one_that_tells_it(
+    tmp_path: Path, query: str, told: str, asked: str
+) -> None:
+    """ "Good to see you! Did you plant the tomatoes…?" greets and asks: the words it shares with
+    the question are in what it asks, so it is no evidence; the line that tells it wins, and a
+    question at the end of a telling line ("Want some seedlings?") does not count against it."""
+    config = indexed_vault(tmp_path, ASKED_AND_TOLD)
+    with Recaller(config, catch_up="never") as session:
+        for tuning, asked_first in ((DEFAULT_TUNING, False), (_ASKING_IS_EVIDENCE, True)):
+            session.tuning = tuning
+            hits = session.recall(query, as_of=AS_OF, explain=True).results
+            ranks = {
+                key: next(i for i, h in enumerate(hits) if h.text.startswith(key)) for key in (told, asked)
+            }
+            assert (ranks[asked] < ranks[told]) is asked_first
+        session.tuning = DEFAULT_TUNING
+        hits = session.recall(query, as_of=AS_OF, explain=True).results
+        explained = {
+            key: next(h.explain or {} for h in hits if h.text.startswith(key)) for key in (told, asked)
+        }
+        assert explained[asked]["asks"] == DEFAULT_TUNING.question_factor
+        assert "asks" not in explained[told]
+
+
+_ASKING_IS_EVIDENCE = dataclasses.replace(DEFAULT_TUNING, question_factor=1.0)

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Candidate",
     "KeywordPart",
+    "asks_only_about",
     "backoff_chars",
     "day_of",
     "demote_superseded",
@@ -249,7 +250,9 @@ def rescore(
     ``question``: the query as read. Without keywords it browses, so a summary of the asked period
     is what answers it. When it asks when ("When did…?", "什么时候…"), an entry that names a time
     (:func:`vault_tools.recall.timewords.mentioned_spans`) scores :attr:`Tuning.when_told` times as
-    much, unless it already has the event bonus of a window; when it asks how long ("How long…?",
+    much, unless it already has the event bonus of a window; an entry that only asks, or holds the
+    question's words only in what it asks (:func:`asks_only_about`), scores
+    :attr:`Tuning.question_factor`; when it asks how long ("How long…?",
     "多久"), an entry that names a duration (:func:`names_duration`) scores :attr:`Tuning.how_long_told`;
     when it asks how many ("How many…?", "几只"), one that gives a number (:func:`names_number`)
     scores :attr:`Tuning.how_many_told`.
@@ -293,7 +296,9 @@ def rescore(
     else:
         window_factor = max(tuning.outside_floor, tuning.outside_window**outside) if outside else 1.0
     coordination = 1.0 - tuning.coordination + tuning.coordination * candidate.matched
-    asks = tuning.question_factor if not browsing and only_asks(str(stored.get("text", ""))) else 1.0
+    text = str(stored.get("text", ""))
+    asking = only_asks(text) or (question is not None and asks_only_about(text, question.terms))
+    asks = tuning.question_factor if not browsing and asking else 1.0
     candidate.parts = {
         "bm25": candidate.bm25,
         "coordination": coordination,
@@ -332,6 +337,30 @@ def only_asks(text: str) -> bool:
     body = _SPEAKER_LABEL.sub("", text.strip(), count=1)
     ends = [m.group(0).strip() for m in _SENTENCE_END.finditer(body)]
     return bool(ends) and body.rstrip().endswith(QUESTION_MARKS) and all("?" in e or "？" in e for e in ends)
+
+
+def asks_only_about(text: str, terms: Sequence[str]) -> bool:
+    """Whether the query's words an entry holds are all in the sentences it asks with ("Great
+    news! Did you paint it yourself?" holds "paint" only in a question): it asks about the topic,
+    and what it asks is no evidence of it."""
+    from vault_tools.index.analysis import tokenize
+
+    if not terms or not any(mark in text for mark in QUESTION_MARKS):
+        return False
+    body = _SPEAKER_LABEL.sub("", text.strip(), count=1)
+    wanted = set(terms)
+    asked = told = False
+    start = 0
+    for end in [*(m.end() for m in _SENTENCE_END.finditer(body)), len(body)]:
+        sentence = body[start:end]
+        start = end
+        if not sentence.strip() or not wanted.intersection(tokenize(sentence)):
+            continue
+        if any(mark in sentence for mark in QUESTION_MARKS):
+            asked = True
+        else:
+            told = True
+    return asked and not told
 
 
 #: What marks an entry as asking: its answer is most often the entry right after it.

@@ -66,7 +66,9 @@ class Tuning:
     # per day outside it a hit keeps this much, and at least vague_outside_floor.
     vague_outside_window: float = 0.97
     vague_outside_floor: float = 0.6
-    question_factor: float = 0.7  # an entry that only asks ("What genres do you enjoy?") is no evidence
+    # An entry that only asks ("What genres do you enjoy?"), or holds the question's words only in
+    # what it asks ("Nice! Did you plant the tomatoes?"), is no evidence: it scores this much.
+    question_factor: float = 0.7
     latest_ratio: float = (
         0.5  # a question about now: same-subject hits within this of the best go newest first
     )
