@@ -29,6 +29,7 @@ from vault_tools.heartbeat import run as heartbeat
 from vault_tools.heartbeat import undo as heartbeat_undo
 from vault_tools.heartbeat.run import HeartbeatReport, Options
 from vault_tools.notes import model as notes
+from vault_tools.tokens import count_words
 
 AS_OF = dt.date(2026, 12, 1)
 HUMAN = ["-c", "user.name=Lin", "-c", "user.email=lin@example.com", "-c", "commit.gpgsign=false"]
@@ -282,6 +283,37 @@ def test_memory_grows_within_its_word_budget(tmp_path: Path) -> None:
     assert len(run(unlimited, settings={"budget_words_per_month": 0}).promoted) == len(lines)
 
 
+def test_a_chinese_memory_grows_within_the_same_word_budget(tmp_path: Path) -> None:
+    # Chinese has no spaces: a line is not one word, or a Chinese MEMORY.md would have no bound
+    places = ("上海", "杭州", "成都", "深圳")
+    lines = [
+        f"- 09:{i:02d} 决定把{name}服务迁到{place}的机房，第{i}区，下个季度完成。"
+        for i, (name, place) in enumerate(
+            [(n, p) for n in ("支付", "搜索", "邮件", "聊天", "账单") for p in places]
+        )
+    ]
+    daily = {"2026-11-28": "---\ndate: 2026-11-28\n---\n" + "\n".join(lines) + "\n"}
+    vault = committed(make_vault(tmp_path, MEMORY_ZH, daily))
+    report = run(vault, settings={"budget_words_per_month": 60})
+    words = sum(count_words(c.text) for c in report.promoted)
+    assert 0 < words <= 60 and len(report.promoted) < len(lines) / 2
+    assert any("over the MEMORY.md budget" in s.reason for s in report.skipped)
+
+
+def test_items_older_than_the_oldest_note_neither_count_nor_are_archived(tmp_path: Path) -> None:
+    # A workspace whose old daily notes were deleted: its items were promoted under their own months' budget
+    old = [
+        f"- 2026-03-{day:02d}: Weak old fact number {day} about the office plant watering rota [importance:: 0.5] ^m-old{day:03d}"
+        for day in range(1, 21)
+    ]
+    text = "---\ntitle: memory\n---\n# Memory\n\n## Facts\n\n" + "\n".join(old) + "\n"
+    daily = {"2026-11-28": NOTE_EN}
+    vault = committed(make_vault(tmp_path, text, daily))
+    report = run(vault, settings={"budget_words_per_month": 60})
+    assert report.pruned == [] and report.promoted
+    assert all(f"^m-old{day:03d}" in memory(vault) for day in range(1, 21))
+
+
 def test_over_its_budget_memory_sheds_the_weakest_oldest_bot_items(tmp_path: Path) -> None:
     items = [
         "- 2026-10-01: Weak old fact about the office plant watering rota [importance:: 0.5] ^m-aaaaa1",
@@ -291,9 +323,9 @@ def test_over_its_budget_memory_sheds_the_weakest_oldest_bot_items(tmp_path: Pat
         "- 2026-10-04: A person's own line about the garden shed key under the pot",
     ]
     text = "---\ntitle: memory\n---\n# Memory\n\n## Facts\n\n" + "\n".join(items) + "\n"
-    daily = {"2026-11-30": "---\ndate: 2026-11-30\n---\n- Bad sleep.\n"}
+    daily = {day: f"---\ndate: {day}\n---\n- Bad sleep.\n" for day in ("2026-09-30", "2026-11-30")}
     vault = committed(make_vault(tmp_path, text, daily))
-    report = run(vault, settings={"budget_words_per_month": 20})
+    report = run(vault, settings={"budget_words_per_month": 12})
     assert [c.block_id for c in report.pruned] == ["m-aaaaa1", "m-aaaaa2"]
     kept = memory(vault)
     assert "^m-aaaaa3" in kept and "^m-aaaaa4" in kept and "garden shed key" in kept

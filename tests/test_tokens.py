@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from vault_tools.tokens import count_tokens, truncate_to_tokens
+from vault_tools.tokens import count_tokens, count_words, truncate_to_tokens
 
 
 @pytest.mark.parametrize(
@@ -50,3 +50,16 @@ def test_truncate_never_exceeds_the_budget(text: str, budget: int) -> None:
         assert cut == text  # what fits is left whole
     else:  # a prefix of the text, marked as cut
         assert cut.endswith("…") and text.startswith(cut[: -len("…")])
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("Moved into the new flat in Prenzlauer Berg today!", 9),
+        ("我上个月搬到了杭州，在西湖边租了房子。", 11),  # 17 characters, not one "word"
+        ("I prefer dark roast coffee, 浅烘的太酸了。", 9),
+        ("", 0),
+    ],
+)
+def test_words_count_chinese_by_its_characters(text: str, words: int) -> None:
+    assert count_words(text) == words

@@ -32,18 +32,22 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["count_tokens", "truncate_to_tokens"]
+__all__ = ["count_tokens", "count_words", "truncate_to_tokens"]
 
 CJK_PER_CHAR = 1.2
 WORD_CHARS_FREE = 7
 CHARS_PER_EXTRA_PIECE = 4
 NON_ASCII_WORD_EXTRA = 1.0
 DIGITS_PER_TOKEN = 3
+#: Chinese is written without spaces; segmented running text averages about 1.5-1.7 characters a
+#: word, so a budget in words charges CJK text by its characters at this rate.
+CJK_CHARS_PER_WORD = 1.6
 
 _CJK = (
     "\u3040-\u30ff\u3100-\u312f\u31a0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
     "\uac00-\ud7a3\u1100-\u11ff\u3130-\u318f\uff66-\uff9f\U00020000-\U0003134f"
 )
+_CJK_RUN = re.compile(f"[{_CJK}]+")
 # One alternative per kind of run, tried in this order.
 _RUN = re.compile(
     rf"(?P<cjk>[{_CJK}]+)"
@@ -91,6 +95,14 @@ def count_tokens(text: str) -> int:
         return 0
     costs = _costs(text)
     return round(costs[-1][1]) if costs else 0
+
+
+def count_words(text: str) -> int:
+    """Words in ``text`` as a budget counts them: what whitespace separates, and CJK text at
+    :data:`CJK_CHARS_PER_WORD` characters a word ("我上个月搬到了杭州" is not one word)."""
+    cjk = sum(len(run) for run in _CJK_RUN.findall(text))
+    other = [word for word in _CJK_RUN.sub(" ", text).split() if any(ch.isalnum() for ch in word)]
+    return len(other) + round(cjk / CJK_CHARS_PER_WORD)
 
 
 def truncate_to_tokens(text: str, max_tokens: int, *, ellipsis: str = "…") -> str:

@@ -8,6 +8,7 @@ or job, :mod:`vault_tools.curation.slots`), supersedes the item it replaces.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -27,6 +28,7 @@ class MemoryItem:
     category: str | None
     first_line: str
     tokens: frozenset[str]
+    day: dt.date | None = None  # the date it was written under
 
 
 class MemoryView:
@@ -50,6 +52,7 @@ class MemoryView:
                     heading_category(entry.section),
                     first,
                     similarity.tokens(entry.text),
+                    entry.date,
                 )
             )
 

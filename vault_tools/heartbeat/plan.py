@@ -44,6 +44,7 @@ from vault_tools.heartbeat.state import State
 from vault_tools.notes import model as notes
 from vault_tools.privacy import rules as privacy
 from vault_tools.recall.upcoming import next_date
+from vault_tools.tokens import count_words
 
 # ---------------------------------------------------------------------------------------------
 # Planning
@@ -334,11 +335,16 @@ def over_budget_items(
 ) -> list[tuple[int, str, notes.Entry, str]]:
     """The bot's items to archive when MEMORY.md holds more than its budget (a lowered budget, an
     old vault): the weakest first, the oldest among equals; never an item that names a day ahead."""
-    left = memory_budget(ctx)
-    if left is None:
+    budget = memory_budget(ctx)
+    if budget is None:
         return []
+    left, since = budget
     leaving = {id(d[2]) for d in due}
-    mine = [e for e in entries if e.block_id and is_bot_block(e.block_id) and id(e) not in leaving]
+    mine = [
+        e
+        for e in entries
+        if e.block_id and is_bot_block(e.block_id) and id(e) not in leaving and counts_against(e.date, since)
+    ]
     left -= sum(item_words(e.text) for e in mine)
     found: list[tuple[int, str, notes.Entry, str]] = []
     why = f"over the MEMORY.md budget ({ctx.settings.budget_words_per_month:g} words a month of notes)"
@@ -351,30 +357,43 @@ def over_budget_items(
     return found
 
 
-def memory_budget(ctx: Context) -> float | None:
-    """How many words the bot's items may hold today, or None without a budget."""
+def memory_budget(ctx: Context) -> tuple[float, dt.date] | None:
+    """How many words the bot's items dated since the oldest daily note may hold today, and that
+    day; None without a budget.
+
+    Items older than the oldest note came from notes deleted or moved away since, under the budget
+    of their own months: they neither count against it nor are archived as over it.
+    """
     per_month = ctx.settings.budget_words_per_month
     if per_month <= 0:
         return None
     first = first_note_day(ctx.vault) or ctx.start
-    return per_month * max(DAYS_PER_MONTH, (ctx.as_of - first).days + 1) / DAYS_PER_MONTH
+    return per_month * max(DAYS_PER_MONTH, (ctx.as_of - first).days + 1) / DAYS_PER_MONTH, first
+
+
+def counts_against(day: dt.date | None, since: dt.date) -> bool:
+    return day is None or day >= since
 
 
 def over_budget(ctx: Context, found: Sequence[Insight], view: MemoryView) -> dict[int, str]:
     """The insights that would take MEMORY.md past its budget, by ``id()``, with the reason.
 
     The budget is ``budget_words_per_month`` for every month from the first daily note to the
-    run's day, less the words the bot's items already hold. The strongest new items take it
+    run's day, less the words the bot's items dated since that note already hold (Chinese counted by
+    :func:`vault_tools.tokens.count_words`). The strongest new items take it
     first; an insight that merges into an existing item costs nothing.
     """
     budget = memory_budget(ctx)
     if budget is None:
         return {}
     per_month = ctx.settings.budget_words_per_month
+    words, since = budget
     held = sum(
-        item_words(item.text) for item in view.items.values() if item.block_id and is_bot_block(item.block_id)
+        item_words(item.text)
+        for item in view.items.values()
+        if item.block_id and is_bot_block(item.block_id) and counts_against(item.day, since)
     )
-    left = budget - held
+    left = words - held
     over: dict[int, str] = {}
     promotable = [
         i for i in found if i.category != "todo" and i.sources and insights.within(i.score, ctx.threshold)
@@ -397,7 +416,7 @@ DAYS_PER_MONTH = 30.44
 
 
 def item_words(text: str) -> int:
-    return len(clean_item_text(text).split())
+    return count_words(clean_item_text(text))
 
 
 def is_bot_block(block_id: str) -> bool:
