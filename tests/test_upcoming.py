@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -242,6 +243,30 @@ def test_the_cache_follows_edits_and_heals(dated_vault: Path) -> None:
     cache.write_text("{not json", encoding="utf-8")
     assert find_upcoming(config, days=14, as_of=D(2026, 12, 29)).items == edited.items
     assert json.loads(cache.read_text(encoding="utf-8"))["version"] == CACHE_VERSION
+
+
+def test_the_cache_is_written_only_when_a_note_changed(dated_vault: Path) -> None:
+    config = load_config(dated_vault)
+    first = find_upcoming(config, days=14, as_of=D(2026, 12, 29))
+    cache = dated_vault / ".vault-tools" / "upcoming.json"
+    written = cache.stat().st_mtime_ns
+    os.utime(cache, ns=(written - 10**9, written - 10**9))  # a rewrite would move it on
+    assert find_upcoming(config, days=14, as_of=D(2026, 12, 29)).items == first.items
+    assert cache.stat().st_mtime_ns == written - 10**9
+    (dated_vault / "memory/2026-12-29.md").unlink()
+    after = find_upcoming(config, days=14, as_of=D(2026, 12, 29))
+    assert "memory/2026-12-29.md" not in json.loads(cache.read_text(encoding="utf-8"))["files"]
+    assert all(i.path != "memory/2026-12-29.md" for i in after.items)
+
+
+def test_a_note_linked_from_outside_the_vault_is_left_out_with_a_warning(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    write(vault / "memory/2026-12-28.md", "- 09:00 Dentist tomorrow at 9\n")
+    outside = write(tmp_path / "elsewhere" / "2026-12-27.md", "- 09:00 Secret trip tomorrow\n")
+    (vault / "memory/2026-12-27.md").symlink_to(outside)
+    result = find_upcoming(load_config(vault), days=14, as_of=D(2026, 12, 28))
+    assert [i.text for i in result.items] == ["Dentist tomorrow at 9"]
+    assert any("2026-12-27.md" in w and "outside the vault" in w for w in result.warnings)
 
 
 def test_a_cache_of_older_rules_is_read_again(tmp_path: Path) -> None:

@@ -239,6 +239,9 @@ def _paths(vault: Path, as_of: dt.date, warnings: list[notes.Warning_]) -> list[
     first = as_of - dt.timedelta(days=LOOKBACK_DAYS)
     root = vault.resolve()
     chosen = notes.memory_file_paths(vault, warnings)
+    if not notes.inside_vault(vault / "memory", root, warnings):
+        return chosen
+    # The walk does not follow symlinked folders, so only a symlinked file can lead out of the vault.
     for dirpath, dirnames, filenames in os.walk(vault / "memory"):
         dirnames[:] = sorted(d for d in dirnames if d not in notes.IGNORED_DIRS and not d.startswith("."))
         for name in sorted(filenames):
@@ -247,7 +250,9 @@ def _paths(vault: Path, as_of: dt.date, warnings: list[notes.Warning_]) -> list[
                 continue
             path = Path(dirpath) / name
             kind, _day = notes.classify(notes.relative_posix(path, vault))
-            if kind == "daily" and path.is_file() and notes.inside_vault(path, root, warnings):
+            if kind != "daily" or not path.is_file():
+                continue
+            if not path.is_symlink() or notes.inside_vault(path, root, warnings):
                 chosen.append(path)
     return chosen
 
@@ -261,15 +266,29 @@ CACHE_FILE = "upcoming.json"
 CACHE_VERSION = 4
 
 
+# The last cache read, by its file's path, size and mtime: a warm recall server asks about the days
+# ahead without parsing the file again while nothing changed.
+_LOADED: dict[Path, tuple[tuple[int, int], dict[str, Any]]] = {}
+
+
 def _load_cache(config: Config) -> dict[str, Any]:
+    path = config.state_dir / CACHE_FILE
     try:
-        data = json.loads((config.state_dir / CACHE_FILE).read_text(encoding="utf-8"))
+        stat = path.stat()
+        key = (stat.st_size, stat.st_mtime_ns)
+        if path in _LOADED and _LOADED[path][0] == key:
+            return dict(_LOADED[path][1])
+        data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
     if not isinstance(data, dict) or data.get("version") != CACHE_VERSION:
         return {}
     files = data.get("files")
-    return files if isinstance(files, dict) else {}
+    if not isinstance(files, dict):
+        return {}
+    _LOADED.clear()
+    _LOADED[path] = (key, files)
+    return dict(files)
 
 
 def _save_cache(config: Config, files: dict[str, Any]) -> None:
@@ -360,7 +379,7 @@ def find_upcoming(
     result = UpcomingResult(today.isoformat(), days, chat_)
     file_warnings: list[notes.Warning_] = []
     cache = _load_cache(config)
-    before = json.dumps(cache, sort_keys=True)
+    loaded = dict(cache)
     fresh: dict[str, Any] = {}
     found: list[tuple[dt.date, str, int, UpcomingItem]] = []
     for path in _paths(config.vault, today, file_warnings):
@@ -388,7 +407,9 @@ def find_upcoming(
                         id=str(entry.get("id", "")),
                     )
                     found.append((day, rel, entry["line"], item))
-    if not include_private and json.dumps(fresh, sort_keys=True) != before:
+    # a note read again holds a new record; one left out or deleted is gone from ``fresh``
+    changed = fresh.keys() != loaded.keys() or any(fresh[rel] is not loaded[rel] for rel in fresh)
+    if not include_private and changed:
         _save_cache(config, fresh)
     result.warnings += [str(w) for w in file_warnings]
     found.sort(key=lambda t: (t[0], t[1] == notes.MEMORY_FILE_NAMES[0], t[1], t[2]))
