@@ -54,6 +54,8 @@ def test_relative_time_words_get_their_days(line: str, anchored: str) -> None:
         "请说明年度预算的来源。",  # 说明 + 年度, not 明年
         "I went there last Friday (2026-11-27).",  # already anchored
         "Prefers dark roast coffee.",
+        "Time flies, feels like just yesterday I put this dress on!",  # a figure of speech
+        "毕业典礼仿佛就是昨天的事。",
     ],
 )
 def test_what_names_no_relative_day_is_left_as_written(line: str) -> None:

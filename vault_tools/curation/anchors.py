@@ -39,6 +39,11 @@ _ISO = r"[0-9]{4}(?:-[0-9]{2}(?:-[0-9]{2})?)?"
 #: An anchor as :func:`anchor_time_words` writes it: not content when items are compared.
 ANCHOR = re.compile(rf"\s?[(（]{_ISO}(?:–{_ISO})?[)）]")
 _CJK = re.compile(r"[\u3400-\u9fff]")
+# "feels like just yesterday", "仿佛昨天": a figure of speech names no day.
+_FIGURATIVE = re.compile(
+    r"(?:\blike|\bas\s+if\s+it\s+was)\s+(?:just\s+|only\s+)?$|(?:仿佛|好像|就像)(?:就是|就|是)?$",
+    re.IGNORECASE,
+)
 
 
 def anchor_time_words(text: str, written: dt.date | None) -> str:
@@ -46,7 +51,7 @@ def anchor_time_words(text: str, written: dt.date | None) -> str:
     if written is None:
         return text
     for start, end, since, until in reversed(_mentions(text, written)):
-        if _DATE_AFTER.match(text, end):
+        if _DATE_AFTER.match(text, end) or _FIGURATIVE.search(text, 0, start):
             continue
         text = text[:end] + _bracketed(_days(since, until), text[start:end]) + text[end:]
     return text
