@@ -4,6 +4,7 @@
     python bench/curate_bench.py --form transcript --conversations conv-26
     python bench/curate_bench.py --variants                       # + the ablation rows
     python bench/curate_bench.py --summary-variants               # + the weekly summaries' ablation
+    python bench/curate_bench.py --summaries-only --summary-variants   # the summaries alone, in seconds
 
 The shared scorer (``curate_score.py`` beside the LoCoMo data, default ``../shared/locomo``)
 makes two vaults per conversation (verbatim transcripts, and the short facts an agent would
@@ -28,6 +29,7 @@ import datetime as dt
 import json
 import os
 import random
+import re
 import shutil
 import sys
 import tempfile
@@ -47,6 +49,8 @@ from vault_tools.config import Config, load_config  # noqa: E402
 from vault_tools.curation import clauses, insights  # noqa: E402
 from vault_tools.heartbeat import run as heartbeat  # noqa: E402
 from vault_tools.summaries import text as summary_text  # noqa: E402
+from vault_tools.summaries import told  # noqa: E402
+from vault_tools.summaries import write as summary_write  # noqa: E402
 
 #: The ablation: each part of the salience model off alone (fields of insights.Rules).
 VARIANTS: dict[str, dict[str, Any]] = {
@@ -66,13 +70,45 @@ def _one_per_section(a: summary_text.Bullet, b: summary_text.Bullet) -> bool:
     return a.section == b.section and ORIGINAL_SAME_THING(a, b)
 
 
+def _whole_sentence(
+    sentence: str, subject: str | None = None, listeners: frozenset[str] = frozenset()
+) -> str:
+    return clauses.tidy(clauses.strip_media(sentence))
+
+
+def _one_bullet_per_entry(
+    insight: Any, period: Any, people: frozenset[str], listeners: frozenset[str], rarity: Any
+) -> list[summary_text.Bullet]:
+    """Before: an entry's bullet says its news in at most two sentences, ranked by the rules' score."""
+    bullet = summary_text.rules_bullet(insight, period, people)
+    return [] if bullet is None else [dataclasses.replace(bullet, worth=bullet.score)]
+
+
 ORIGINAL_NEWS = summary_text.news
 ORIGINAL_SAME_THING = summary_text.same_thing
+NEVER = re.compile(r"(?!)")
 #: The weekly summaries' ablation: (module, attribute, stand-in) for each part off alone.
 SUMMARY_VARIANTS: dict[str, list[tuple[Any, str, Any]]] = {
     "summary: whole sentences (no clause cut)": [
-        (clauses, "gist", lambda sentence, subject=None: clauses.tidy(clauses.strip_media(sentence)))
+        (clauses, "said", _whole_sentence),
+        (clauses, "gist", _whole_sentence),
     ],
+    "summary: keeps thanks and vocatives": [
+        (clauses, "THANKS", NEVER),
+        (clauses, "drop_vocative", lambda text, listeners: text),
+    ],
+    "summary: one bullet per entry, by score (before)": [
+        (summary_text, "rules_bullets", _one_bullet_per_entry),
+        (summary_text, "density", lambda b: b.score),
+    ],
+    "summary: rules' score, not worth per word": [(summary_text, "density", lambda b: b.score)],
+    "summary: no rarity (each word weighs 1)": [
+        (told.Rarity, "weight", lambda self, words: float(len(list(words))))
+    ],
+    "summary: no event weight": [(told, "EVENT_WORTH", 0.0)],
+    "summary: no chatter floor": [(summary_text, "LEAST_WORTH", 0.0)],
+    "summary: no repeat check": [(summary_text, "NEW_SHARE", 0.0)],
+    "summary: notes ranked as a chat (no news first)": [(summary_text, "said_in_a_chat", lambda b: True)],
     "summary: no news first (events, recency)": [(summary_text, "news", _no_news_rank)],
     "summary: no recency": [(clauses, "recent", lambda _text: False)],
     "summary: no ongoing activities": [(clauses, "ongoing", lambda _text: False)],
@@ -149,6 +185,47 @@ def run_row(
     return {"summary": result, "rows": rows, "seconds": time.perf_counter() - started}
 
 
+def summaries_row(
+    scorer: Any, samples: list[dict[str, Any]], forms: list[str], data: Path, workdir: Path
+) -> dict[str, Any]:
+    """Only the weekly summaries: each week with a session summarized in this process (as the
+    heartbeat's ``summarize`` would), scored by the scorer's ``score_summaries``. The vaults are
+    made once in ``workdir`` and reused by every row."""
+    started = time.perf_counter()
+    totals = {form: {"events": 0, "events_hit": 0, "note_words": 0, "summary_words": 0} for form in forms}
+    for sample in samples:
+        names = {t["speaker"] for _n, _w, turns in scorer.sessions(sample) for t in turns}
+        for form in forms:
+            root = workdir / f"{sample['sample_id']}-{form}"
+            if not root.exists():
+                if form == "facts":
+                    scorer.write_facts_vault(sample, root)
+                else:
+                    scorer.write_transcript_vault(sample, data, root)
+                scorer.git(root, "init", "-q")
+            shutil.rmtree(root / summary_text.SUMMARY_DIR, ignore_errors=True)
+            (root / summary_text.SUMMARY_DIR).mkdir(parents=True)
+            config = load_config(root)
+            rules = insights.load_rules(config)
+            weeks = {summary_text.Period.week_of(when.date()) for _n, when, _t in scorer.sessions(sample)}
+            for period in weeks:
+                report = summary_write.SummaryReport(period=period.name, path=period.rel_path)
+                text = summary_write.compose(config, period, False, report, rules)
+                if text:
+                    (root / period.rel_path).write_text(text, encoding="utf-8")
+            for key, value in scorer.score_summaries(sample, root, names).items():
+                totals[form][key] += value
+    summary = {
+        form: {
+            "event_recall": t["events_hit"] / max(1, t["events"]),
+            "compress": t["summary_words"] / max(1, t["note_words"]),
+            **t,
+        }
+        for form, t in totals.items()
+    }
+    return {"summary": summary, "seconds": time.perf_counter() - started}
+
+
 def table_row(label: str, form: str, s: dict[str, Any]) -> str:
     return (
         f"| {label} | {form} | {s['items']} | {s['words_per_month']:.0f} | {s['precision']:.3f} | "
@@ -168,6 +245,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--summary-variants", action="store_true", help="also run the weekly summaries' ablation rows"
     )
+    parser.add_argument(
+        "--summaries-only",
+        action="store_true",
+        help="only the weekly summaries (no heartbeat schedule, no MEMORY.md figures): seconds, not minutes",
+    )
     parser.add_argument("--keep", default="", help="make the vaults here and keep them (shipped row only)")
     parser.add_argument("--out", default="", help="write every row's figures as JSON here")
     args = parser.parse_args(argv)
@@ -184,6 +266,8 @@ def main(argv: list[str] | None = None) -> int:
     samples = [s for s in samples if not wanted or s["sample_id"] in wanted]
     forms = ["transcript", "facts"] if args.form == "both" else [args.form]
 
+    if args.summaries_only:
+        return summaries_table(scorer, samples, forms, data, args)
     rows: dict[str, dict[str, Any]] = {
         "shipped": run_row(scorer, samples, forms, data, args.cadence, args.keep)
     }
@@ -203,6 +287,34 @@ def main(argv: list[str] | None = None) -> int:
     for label, row in rows.items():
         for form, summary in row["summary"].items():
             print(table_row(label, form, summary))
+    for label, row in rows.items():
+        print(f"{label}: {row['seconds']:.1f} s", file=sys.stderr)
+    if args.out:
+        Path(args.out).write_text(json.dumps(rows, indent=1, default=str), encoding="utf-8")
+    return 0
+
+
+def summaries_table(
+    scorer: Any, samples: list[dict[str, Any]], forms: list[str], data: Path, args: argparse.Namespace
+) -> int:
+    """``--summaries-only``: the weekly summaries' figures, shipped and (``--summary-variants``) each
+    part off, in one table."""
+    workdir = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="curate-summaries-"))
+    workdir.mkdir(parents=True, exist_ok=True)
+    try:
+        rows = {"shipped": summaries_row(scorer, samples, forms, data, workdir)}
+        if args.summary_variants:
+            for label, changes in SUMMARY_VARIANTS.items():
+                with patched(changes):
+                    rows[label] = summaries_row(scorer, samples, forms, data, workdir)
+    finally:
+        if not args.keep:
+            shutil.rmtree(workdir, ignore_errors=True)
+    print("| rules | form | weekly events | events stated | compress |")
+    print("|---|---|---|---|---|")
+    for label, row in rows.items():
+        for form, s in row["summary"].items():
+            print(f"| {label} | {form} | {s['events']} | {s['event_recall']:.3f} | {s['compress']:.3f} |")
     for label, row in rows.items():
         print(f"{label}: {row['seconds']:.1f} s", file=sys.stderr)
     if args.out:

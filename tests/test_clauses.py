@@ -104,3 +104,28 @@ def test_news_of_the_last_days_and_what_someone_is_in_the_middle_of(
     text: str, recent: bool, ongoing: bool
 ) -> None:
     assert (clauses.recent(text), clauses.ongoing(text)) == (recent, ongoing)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "subject", "expected"),
+    [
+        ("Thanks for asking, Priya!", "Tomas", ""),  # thanks, and what for: no news
+        ("Thank you so much, I booked the ferry to Hydra.", "Tomas", "booked the ferry to Hydra"),
+        ("That bake sale sounds great, Pri!", "Tomas", ""),  # praise, to the listener by a short name
+        ("Priya, I finally sold the old van.", "Tomas", "finally sold the old van"),
+        ("I moved to Porto, Portugal.", "Tomas", "moved to Porto, Portugal"),  # a place, not a listener
+        ("Unfortunately, I lost my keys at the market.", "Tomas", "lost my keys at the market"),
+        ("谢谢关心，小周！", "阿梅", ""),
+        ("你的画太好看了，小周！", "阿梅", ""),
+        ("小周，我下个月要去昆明出差。", "阿梅", "下个月要去昆明出差"),
+        ("我搬到了上海，浦东。", "阿梅", "搬到了上海，浦东"),
+    ],
+)
+def test_what_is_said_leaves_out_thanks_and_whom_it_is_said_to(
+    sentence: str, subject: str, expected: str
+) -> None:
+    assert clauses.said(sentence, subject, frozenset({"Priya", "Tomas", "小周", "阿梅"})) == expected
+
+
+def test_the_gist_of_a_sentence_with_no_news_is_the_sentence_itself() -> None:
+    assert clauses.gist("Thanks for asking, Priya!", None, frozenset({"Priya"})) == "Thanks for asking, Priya"

@@ -47,7 +47,8 @@ MEDIA_NOTE = re.compile(
 #: Words that open a line without saying anything ...
 _INTERJECTIONS = (
     r"hey|hi|hello|wow|whoa|woah|oh|ooh|aw+|yeah|yes|yep|yup|well|so|and|but|actually|anyway|anyways|"
-    r"honestly|btw|fyi|by the way|guess what|oh man|omg|haha\w*|lol|thanks|thank you|congrats|"
+    r"honestly|btw|fyi|by the way|guess what|oh man|omg|haha\w*|lol|congrats|"
+    r"unfortunately|fortunately|luckily|sadly|thankfully|"
     r"congratulations|um+|uh+|hmm+|ah+|aha|yay|woohoo|you know what|oh my"
 )
 #: ... and words that do only when a comma or an exclamation follows ("Great, I …", not "Great Falls").
@@ -56,6 +57,15 @@ OPENER = re.compile(
     rf"^\s*(?:(?i:{_INTERJECTIONS})(?![A-Za-z'’-])|(?i:{_REACTIONS})(?=[,!.]))"
     r"(?:[\s,!.…:;?~-]+(?:[A-Z][a-z]+(?=[!,.?]))?)*[\s,!.…:;?~-]*"
 )
+#: "Thanks!", "Thank you so much for asking, Gina!": thanks, and what for, say no news.
+THANKS = re.compile(
+    r"^\s*(?i:thanks|thank you|thx|ty)(?:\s+(?i:so much|a lot|a ton|again))?"
+    r"(?:\s+for\s+[^,.!?;:]*)?(?:[\s,!.…:;?~-]+(?:[A-Z][a-z]+(?=[!,.?]|$))?)*[\s,!.…:;?~-]*"
+)
+#: "…, Gina!", "…, Mel.": the name of the person spoken to, closing a sentence (a vocative).
+VOCATIVE = re.compile(r"[,，]\s*([A-Z][a-z]+|[\u4e00-\u9fff]{2,3})[\s!！.。?？…~]*$")
+#: "Mel, I …", "小林，我…": the name of the person spoken to, opening a sentence.
+VOCATIVE_FIRST = re.compile(r"^([A-Z][a-z]+|[\u4e00-\u9fff]{2,3})[,，]\s*")
 OPENER_ZH = re.compile(
     r"^\s*(?:哈+|嘿+|哇+|嗯+|哦+|啊+|诶|哎+|呀|嗨|对了|话说|其实|说实话|顺便说一下|顺便说|顺便|那个|好吧|好的|是的|对|你知道吗|告诉你)"
     r"[\s，,！!。~、…]*"
@@ -125,19 +135,46 @@ def strip_media(text: str) -> str:
     return re.sub(r"[ \t]{2,}", " ", MEDIA_NOTE.sub("", text)).strip()
 
 
-def gist(sentence: str, subject: str | None = None) -> str:
-    """The clauses of ``sentence`` that carry its news (see the module docstring)."""
+def gist(sentence: str, subject: str | None = None, listeners: frozenset[str] = frozenset()) -> str:
+    """The clauses of ``sentence`` that carry its news (see the module docstring); the sentence
+    tidied when none does."""
     text = strip_media(sentence).strip()
-    opened = drop_openers(text)
+    return said(text, subject, listeners) or tidy(drop_openers(text) or text)
+
+
+def said(sentence: str, subject: str | None = None, listeners: frozenset[str] = frozenset()) -> str:
+    """The clauses of ``sentence`` that carry its news, "" when none does. ``listeners``: the
+    people it may be said to, whose name closing the sentence is a vocative ("…, Gina!")."""
+    text = strip_media(sentence).strip()
+    opened = drop_vocative(drop_openers(text), listeners)
     parts = [p.strip(" ,，") for p in CLAUSE_BREAK.split(opened) if p and p.strip(" ,，")]
     kept = telling(parts)
     if not kept:
-        return tidy(opened or text)
+        return ""
     joiner = "，" if any(CJK_RUN.search(p) for p in kept) else ", "
-    said = joiner.join(HEDGE.sub("", cut_afterthought(p)).strip() for p in kept)
+    told = joiner.join(HEDGE.sub("", cut_afterthought(p)).strip() for p in kept)
     if subject:
-        said = drop_subject(said, subject)
-    return tidy(said)
+        told = drop_subject(told, subject)
+    return tidy(told)
+
+
+def drop_vocative(text: str, listeners: frozenset[str]) -> str:
+    """``text`` without the name of one of ``listeners`` that opens or closes it ("Mel, I …",
+    "That race sounds great, Mel!"): whom it is said to, not what it says."""
+    closing = VOCATIVE.search(text)
+    if closing and called(closing.group(1), listeners):
+        text = text[: closing.start()]
+    opening = VOCATIVE_FIRST.match(text)
+    if opening and called(opening.group(1), listeners):
+        text = text[opening.end() :]
+    return text
+
+
+def called(name: str, listeners: frozenset[str]) -> bool:
+    """Whether ``name`` is one of ``listeners`` or the short form of one ("Mel" for Melanie)."""
+    return name in listeners or (
+        name.isascii() and len(name) >= 3 and any(p.startswith(name) for p in listeners)
+    )
 
 
 def time_last(text: str) -> str:
@@ -164,6 +201,7 @@ def drop_openers(text: str) -> str:
     while True:
         before = text
         text = OPENER.sub("", text, count=1)
+        text = THANKS.sub("", text, count=1)
         text = OPENER_ZH.sub("", text, count=1)
         if text == before:
             break

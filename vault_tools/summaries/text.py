@@ -54,6 +54,7 @@ from vault_tools.notes import edit as note_edit
 from vault_tools.notes import model as notes
 from vault_tools.notes.generated import HASH_KEY, content_hash
 from vault_tools.privacy import sensitive
+from vault_tools.summaries import told
 from vault_tools.summaries.people import names_in, people_of, subject_name
 
 if TYPE_CHECKING:
@@ -200,6 +201,7 @@ class Bullet:
     ahead: dt.date | None = None  # an open thread's next date, after the period
     person: bool = False  # the topic is who the text is about: "**Caroline**: went to …"
     news: bool = True  # an event, decision, plan, lesson or preference: what a summary is for
+    worth: float = 0.0  # what a reader learns from it (summaries/told.py): the budget's order
 
 
 @dataclass
@@ -287,8 +289,9 @@ def build_summary(
     candidates = [insights.analyse(e, rules) for e in entries]
     found, scores = insights.rules_insights(candidates, candidates, rules)
     people = people_of(entries)
-    made = [rules_bullet(insight, period, people) for insight in found]
-    bullets = [bullet for bullet in made if bullet is not None]
+    listeners = people | {e.speaker for e in entries if e.speaker}
+    rarity = told.Rarity.of(entries)
+    bullets = [b for insight in found for b in rules_bullets(insight, period, people, listeners, rarity)]
     budget = max(SUMMARY_MIN_WORDS, round(SUMMARY_SHARE * sum(statement_words(e) for e in entries)))
     return Summary(
         period=period,
@@ -301,6 +304,35 @@ def build_summary(
         generator="rules",
         scores={key: value for key, (value, _rule) in scores.items()},
     )
+
+
+def rules_bullets(
+    insight: insights.Insight,
+    period: Period,
+    people: frozenset[str],
+    listeners: frozenset[str],
+    rarity: told.Rarity,
+) -> list[Bullet]:
+    """The bullets of one insight: for a person (the speaker of a turn, the subject of a note),
+    one per statement it makes of them, each weighed (:mod:`vault_tools.summaries.told`), for
+    the budget to keep the clauses worth most and :func:`merge_same_things` to join them into the
+    person's bullet; else (a topic, an open thread) the one bullet of :func:`rules_bullet`."""
+    bullet = rules_bullet(insight, period, people)
+    if bullet is None:
+        return []
+    if not bullet.person or bullet.section == "open":
+        return [dataclasses.replace(bullet, worth=told.worth(bullet.text, bullet.news, rarity))]
+    said_by = insight.lead or max(insight.sources, key=lambda e: (e.date or dt.date.min, e.start_line))
+    return [
+        dataclasses.replace(
+            bullet,
+            text=insights.short(statement.text, BULLET_CHARS),
+            score=insight.score + NEWS_BOOST * statement.news,
+            news=statement.news > 0 or bullet.section != "events",
+            worth=statement.worth,
+        )
+        for statement in told.statements_of(said_by, bullet.topic, listeners, rarity)
+    ]
 
 
 def rules_bullet(
@@ -354,7 +386,7 @@ def news(entry: notes.Entry, subject: str | None) -> tuple[str, int]:
     ]
     ranked = sorted(events, key=lambda s: (-clauses.recent(s.text), -s.strength))
     if subject is not None:  # about a person: what they say of themselves, not "Dogs are the best."
-        statements = [s for s in statements if s in events or says_of(s, subject)]
+        statements = [s for s in statements if s in events or told.says_of(s, subject)]
     # "Lesson: X. <the story>": the author's label says which sentence is the point.
     labelled = [s for s in statements if insights.LABEL.match(insights.plain(s.text))]
     chosen = (
@@ -365,19 +397,6 @@ def news(entry: notes.Entry, subject: str | None) -> tuple[str, int]:
     parts = [clauses.gist(insights.strip_label(insights.plain(s.text)), subject) for s in kept]
     value = (1 + clauses.recent(ranked[0].text)) if ranked else 0
     return join_clauses([p for p in parts if p]), value
-
-
-def says_of(sentence: salience.Sentence, person: str) -> bool:
-    """Whether ``sentence`` tells something of ``person`` (who says it, or whom it names): their
-    first person, their family, their name, another name or a date."""
-    text = sentence.text
-    return bool(
-        salience.FIRST_PERSON.search(text)
-        or salience.KIN.search(text)
-        or person in text
-        or sentence.names
-        or sentence.dated
-    )
 
 
 def join_clauses(parts: Sequence[str]) -> str:
@@ -424,26 +443,74 @@ def words(text: str) -> int:
 
 
 def within_budget(bullets: list[Bullet], budget: int) -> list[Bullet]:
-    """The strongest bullets whose words fit ``budget``, each kept whole: open threads first, then
-    the news (events, decisions, plans, lessons, preferences), then other statements. A bullet
-    that joins its person's costs its words, one that stands alone its link too."""
-    ranked = sorted(
-        bullets,
-        key=lambda b: (b.section != "open", not b.news, -b.score, -len(b.sources), first_day(b), b.text),
-    )
+    """The bullets that matter most (:func:`budget_order`) whose words fit ``budget``, each kept
+    whole. A bullet that joins its person's costs its words, one that stands alone its link too;
+    one that mostly says again what is already kept of its person or topic is left out."""
+    ranked = sorted(bullets, key=budget_order)
     kept: list[Bullet] = []
+    said: dict[str, set[str]] = {}
     spent = 0
+    chat = [density(b) for b in bullets if said_in_a_chat(b) and b.section != "open"]
+    floor = LEAST_WORTH * max(chat, default=0.0)
     for bullet in ranked:
+        if said_in_a_chat(bullet) and bullet.section != "open" and density(bullet) < floor:
+            continue  # chatter: says little next to the period's news, even when words are left
+        content = salience.content_words(bullet.text)
+        before = said.setdefault(bullet.topic, set())
+        repeated = content and new_share(content, before) < NEW_SHARE
+        if kept and repeated and bullet.section != "open":
+            continue  # the same thing again
         cost = words(bullet.text) + (1 if bullet.person else 2)
         if spent + cost <= budget or not kept:
             kept.append(bullet)
             spent += cost
+            before |= content
     return [b for b in bullets if b in kept]
+
+
+#: In a chat, a clause worth less per word than this share of the period's best is chatter
+#: ("gonna make it", "it's been a wild ride"): left out even when the budget has words left.
+LEAST_WORTH = 0.2
+#: A statement joins the summary only when at least this share of its content words is not yet
+#: in what is kept of its person or topic.
+NEW_SHARE = 0.5
+
+
+def budget_order(bullet: Bullet) -> tuple[bool, bool, float, float, dt.date, str]:
+    """Which bullets the budget takes first: open threads; then, of a chat, the clauses worth most
+    per word; of notes, the news (events, decisions, plans, lessons, preferences), the heartbeat's
+    strongest first, then by worth per word."""
+    opened = bullet.section != "open"
+    if said_in_a_chat(bullet):
+        return (opened, False, -density(bullet), 0.0, first_day(bullet), bullet.text)
+    return (opened, not bullet.news, -bullet.score, -density(bullet), first_day(bullet), bullet.text)
+
+
+def new_share(content: frozenset[str], before: set[str]) -> float:
+    """The share of ``content`` (content words and CJK bigrams) not in ``before``. A bigram made
+    of characters already said is not new ("豆豆这只灰狗" after "一只叫豆豆的灰狗": 这只 is)."""
+    said_chars = {c for word in before for c in word if similarity.CJK_CHAR.match(c)}
+    new = [
+        w for w in content - before if not similarity.CJK_CHAR.match(w) or any(c not in said_chars for c in w)
+    ]
+    return len(new) / len(content)
+
+
+def said_in_a_chat(bullet: Bullet) -> bool:
+    """Whether ``bullet`` comes from turns of a conversation. In a chat the past tense is
+    everywhere ("it made me realize"), so an event is one weight of a clause's worth; in a
+    person's own notes a sentence that tells an event is the news, and goes first."""
+    return any(e.speaker for e in bullet.sources)
+
+
+def density(bullet: Bullet) -> float:
+    """What a reader learns from ``bullet`` per word it costs."""
+    return bullet.worth / (words(bullet.text) + 1)
 
 
 #: What one person did in the period becomes one bullet (what a topic did: one per section), at
 #: most this many statements in the order they were said; more start another bullet.
-MERGE_AT_MOST = 12
+MERGE_AT_MOST = 30
 
 
 def same_thing(a: Bullet, b: Bullet) -> bool:
