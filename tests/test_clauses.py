@@ -115,6 +115,16 @@ def test_news_of_the_last_days_and_what_someone_is_in_the_middle_of(
         ("Priya, I finally sold the old van.", "Tomas", "finally sold the old van"),
         ("I moved to Porto, Portugal.", "Tomas", "moved to Porto, Portugal"),  # a place, not a listener
         ("Unfortunately, I lost my keys at the market.", "Tomas", "lost my keys at the market"),
+        ("Congrats on the bakery, Priya!", "Tomas", ""),  # what the listener did, not the speaker
+        ("Congratulations, Priya! I sold the old van.", "Tomas", "sold the old van"),
+        ("No problem, Priya!", "Tomas", ""),
+        ("Cheers for asking! I passed the driving test.", "Tomas", "passed the driving test"),
+        ("As for me, I adopted a kitten.", "Tomas", "adopted a kitten"),
+        ("Plus, I joined the rowing club.", "Tomas", "joined the rowing club"),
+        ("After that, we drove to Whitby.", "Tomas", "we drove to Whitby"),
+        ("After that match I quit the team.", "Tomas", "After that match I quit the team"),
+        ("不过，我下周要去昆明出差。", "阿梅", "下周要去昆明出差"),
+        ("还有三天就搬家了。", "阿梅", "还有三天就搬家了"),  # 还有 without a comma is no opener
         ("谢谢关心，小周！", "阿梅", ""),
         ("你的画太好看了，小周！", "阿梅", ""),
         ("小周，我下个月要去昆明出差。", "阿梅", "下个月要去昆明出差"),
@@ -129,3 +139,21 @@ def test_what_is_said_leaves_out_thanks_and_whom_it_is_said_to(
 
 def test_the_gist_of_a_sentence_with_no_news_is_the_sentence_itself() -> None:
     assert clauses.gist("Thanks for asking, Priya!", None, frozenset({"Priya"})) == "Thanks for asking, Priya"
+
+
+@pytest.mark.parametrize(
+    ("text", "ongoing"),
+    [
+        ("Priya is researching bakeries in Leeds", True),  # a note about someone
+        ("She has been training for the Leeds marathon", True),
+        ("They are building a shed", True),
+        ("Priya is amazing", False),  # a judgement, not an activity
+        ("It is raining", False),
+        ("Tomas is feeling great", False),
+        ("小周最近在学游泳", True),
+        ("小周在杭州买了房", False),  # 在 a place
+        ("我最近在学游泳", True),
+    ],
+)
+def test_what_someone_else_is_in_the_middle_of(text: str, ongoing: bool) -> None:
+    assert clauses.ongoing(text) is ongoing

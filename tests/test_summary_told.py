@@ -124,12 +124,14 @@ def test_a_quiet_weeks_chatter_is_left_out_though_words_are_left(tmp_path: Path)
         ("Tomas", "Moments like this remind me why I keep going."),
         ("Tomas", "Glad that you are on my side."),
         ("小周", "我上周从昆明的救助站领养了一只叫豆豆的猫。"),
+        ("Tomas", "I'm so glad your bakery in Leeds keeps busy."),  # about the listener
         ("小周", "有时候想想，还是觉得很值得。"),
+        ("小周", "我真替你的面包店高兴，生意这么好。"),
     ]
     bullets = summary_bullets(tmp_path / "quiet", chat(lines))
     assert any("evening classes in Portuguese" in b for b in bullets)
     assert any("领养了一只叫豆豆的猫" in b for b in bullets)
-    for chatter in ("remind me", "on my side", "值得"):
+    for chatter in ("remind me", "on my side", "bakery", "值得", "面包店"):
         assert not any(chatter in b for b in bullets)
 
 

@@ -47,28 +47,33 @@ MEDIA_NOTE = re.compile(
 #: Words that open a line without saying anything ...
 _INTERJECTIONS = (
     r"hey|hi|hello|wow|whoa|woah|oh|ooh|aw+|yeah|yes|yep|yup|well|so|and|but|actually|anyway|anyways|"
-    r"honestly|btw|fyi|by the way|guess what|oh man|omg|haha\w*|lol|congrats|"
-    r"unfortunately|fortunately|luckily|sadly|thankfully|"
-    r"congratulations|um+|uh+|hmm+|ah+|aha|yay|woohoo|you know what|oh my"
+    r"honestly|btw|fyi|by the way|guess what|oh man|omg|haha\w*|lol|"
+    r"unfortunately|fortunately|luckily|sadly|thankfully|also|plus|"
+    r"um+|uh+|hmm+|ah+|aha|yay|woohoo|you know what|oh my"
 )
 #: ... and words that do only when a comma or an exclamation follows ("Great, I …", not "Great Falls").
-_REACTIONS = r"ok|okay|sure|sorry|cool|great|nice|awesome|amazing|totally|true|right|no way|look|listen"
+_REACTIONS = (
+    r"ok|okay|sure|sorry|cool|great|nice|awesome|amazing|totally|true|right|no way|look|listen|however|"
+    r"as for me|on a different note|on another note|after that|anyway"
+)
 OPENER = re.compile(
     rf"^\s*(?:(?i:{_INTERJECTIONS})(?![A-Za-z'’-])|(?i:{_REACTIONS})(?=[,!.]))"
     r"(?:[\s,!.…:;?~-]+(?:[A-Z][a-z]+(?=[!,.?]))?)*[\s,!.…:;?~-]*"
 )
-#: "Thanks!", "Thank you so much for asking, Gina!": thanks, and what for, say no news.
+#: "Thanks!", "Thank you so much for asking, Gina!", "Congrats on the new job!": thanks and
+#: congratulations, and what for, say no news (of the one who says them).
 THANKS = re.compile(
-    r"^\s*(?i:thanks|thank you|thx|ty)(?:\s+(?i:so much|a lot|a ton|again))?"
-    r"(?:\s+for\s+[^,.!?;:]*)?(?:[\s,!.…:;?~-]+(?:[A-Z][a-z]+(?=[!,.?]|$))?)*[\s,!.…:;?~-]*"
+    r"^\s*(?i:thanks|thank you|thx|ty|cheers|congrats|congratulations|no prob(?:lem)?|no worries|you're welcome)"
+    r"(?:\s+(?i:so much|a lot|a ton|again))?"
+    r"(?:\s+(?i:for|on)\s+[^,.!?;:]*)?(?:[\s,!.…:;?~-]+(?:[A-Z][a-z]+(?=[!,.?]|$))?)*[\s,!.…:;?~-]*"
 )
 #: "…, Gina!", "…, Mel.": the name of the person spoken to, closing a sentence (a vocative).
 VOCATIVE = re.compile(r"[,，]\s*([A-Z][a-z]+|[\u4e00-\u9fff]{2,3})[\s!！.。?？…~]*$")
 #: "Mel, I …", "小林，我…": the name of the person spoken to, opening a sentence.
 VOCATIVE_FIRST = re.compile(r"^([A-Z][a-z]+|[\u4e00-\u9fff]{2,3})[,，]\s*")
 OPENER_ZH = re.compile(
-    r"^\s*(?:哈+|嘿+|哇+|嗯+|哦+|啊+|诶|哎+|呀|嗨|对了|话说|其实|说实话|顺便说一下|顺便说|顺便|那个|好吧|好的|是的|对|你知道吗|告诉你)"
-    r"[\s，,！!。~、…]*"
+    r"^\s*(?:(?:哈+|嘿+|哇+|嗯+|哦+|啊+|诶|哎+|呀|嗨|对了|话说|其实|说实话|顺便说一下|顺便说|顺便|那个|好吧|好的|是的|对|"
+    r"你知道吗|告诉你)[\s，,！!。~、…]*|(?:另外|不过|而且|总之|话说回来)[，,]\s*)"
 )
 CLAUSE_BREAK = re.compile(
     r"\s+[-–—]+\s+|;\s+|\s*[；]\s*|，|,?\s+(?=(?:which|and it(?:'s| was| is))\s)|,\s+(?=(?:but|so|because)\s)"
@@ -108,13 +113,19 @@ RECENT = re.compile(
 
 
 #: What someone is in the middle of: "I'm researching adoption agencies", "we've been building a
-#: website", 我在学钢琴、我正在找房子 (not a feeling: "I'm loving it", "I'm feeling great").
+#: website", a note's "Ana is researching adoption agencies", 我在学钢琴、小林最近在找房子 (not a
+#: feeling: "I'm loving it", "I'm feeling great", "Ana is amazing").
 ONGOING = re.compile(
-    r"(?i:(?<![a-z'’])(?:i'm|i’m|i am|we're|we’re|we are|i've been|i’ve been|we've been|we’ve been|been)"
-    r"\s+(?:(?:also|still|now|currently|finally|really|busy|slowly)\s+)?"
+    r"(?:(?i:(?<![a-z'’])(?:i'm|i’m|i am|we're|we’re|we are|i've been|i’ve been|we've been|we’ve been|been))"
+    r"|^(?:(?!(?:It|This|That|There|Here|What|Everything|Nothing|Life|Work)\b)[A-Z][a-z]+|(?i:he|she|they))"
+    r"\s+(?:is|are|has been|have been))"
+    r"(?i:\s+(?:(?:also|still|now|currently|finally|really|busy|slowly)\s+)?"
     r"(?!(?:feeling|loving|hoping|thinking|wondering|going to|gonna|doing (?:good|great|well|ok|okay|fine))\b)"
+    r"(?!(?:amazing|interesting|exciting|inspiring|boring|relaxing|rewarding|challenging|caring|charming"
+    r"|surprising|encouraging|fascinating|overwhelming|refreshing|satisfying|promising|outgoing|loving)\b)"
     r"[a-z]{3,}ing(?![a-z]))"
     r"|(?:我|我们)(?:最近|现在|一直|还)?(?:在|正在)(?!想|考虑)[\u4e00-\u9fff]"
+    r"|(?:正在|(?:最近|现在|一直)在)(?!想|考虑)[\u4e00-\u9fff]"
 )
 
 

@@ -113,6 +113,8 @@ def statements_of(entry: notes.Entry, subject: str, listeners: frozenset[str], r
         if not (event or says_of(sentence, subject)):
             continue  # "Dogs are the best.": not news of the person
         text = clauses.said(insights.strip_label(insights.plain(sentence.text)), subject, listeners)
+        if text and entry.speaker and not event and salience.SECOND_PERSON.search(text):
+            continue  # in a chat, about the listener: "so happy they gave you a warm welcome"
         if text:
             news = (1 + clauses.recent(sentence.text)) if event else 0
             out.append(Told(text, worth(text, event, rarity), news))
