@@ -280,7 +280,7 @@ def test_the_traditional_table_is_what_opencc_makes() -> None:
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    shipped = (root / "vault_tools" / "index" / "cjk_traditional.tsv").read_text(encoding="utf-8")
+    shipped = (root / "vault_tools" / "cjk_traditional.tsv").read_text(encoding="utf-8")
     assert shipped == module.render(), "run bench/traditional_chars.py"
 
 

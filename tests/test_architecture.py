@@ -34,7 +34,7 @@ LAYERS = (
     "watch",
     "cli",
 )
-BASE_MODULES = frozenset({"config", "errors", "locks", "feedback", "tokens"})
+BASE_MODULES = frozenset({"config", "errors", "locks", "feedback", "tokens", "chinese"})
 TOP_MODULES = frozenset({"cli", "__main__"})
 MAX_MODULE_LINES = 799  # under 800, as issue 30 asks
 MAX_CLASS_LINES = 300
@@ -141,7 +141,7 @@ def test_every_package_is_a_known_layer_and_says_what_it_may_import() -> None:
     for path in sorted(PACKAGE.glob("*.py")):
         name = path.stem
         assert name == "__init__" or name in BASE_MODULES | TOP_MODULES, (
-            f"{path}: a top-level module is base (config, errors, locks, feedback, tokens) or the CLI; "
+            f"{path}: a top-level module is base (config, errors, locks, feedback, tokens, chinese) or the CLI; "
             "put it in the package of its job"
         )
 

@@ -460,6 +460,21 @@ def test_secret_and_private_entries_are_never_promoted(tmp_path: Path) -> None:
         assert secret not in text
 
 
+def test_secrets_and_health_written_in_traditional_chinese_are_never_promoted(tmp_path: Path) -> None:
+    daily = {
+        "2026-11-30": "- 記住：家裡 Wi-Fi 的密碼是 Tr0ub4dor-88，一定要記得\n"
+        "- 我對花生過敏，嚴重時要用 EpiPen，記住這件事\n"
+        "- 我的身分證字號是 A123456789，記住\n"
+        "- 我上個月搬到了台北，在大安區租了房子。\n"
+    }
+    vault = committed(make_vault(tmp_path, MEMORY_ZH, daily))
+    report = run(vault, threshold=0.0)
+    assert [c.text for c in report.promoted] == ["我上個月（2026-10）搬到了台北，在大安區租了房子。"]
+    text = memory(vault)
+    for secret in ("Tr0ub4dor", "花生", "A123456789"):
+        assert secret not in text
+
+
 # ---------------------------------------------------------------------------------------------
 # Commits
 

@@ -604,6 +604,35 @@ def test_true_positives_are_found_and_redacted(text: str, kind: str, needle: str
     assert redact(redacted) == redacted
 
 
+@pytest.mark.parametrize(
+    ("text", "kind", "needle"),
+    [
+        ("我的密碼是 hunter2abc", "credential", "hunter2abc"),
+        ("NAS 的密碼：Tr0ub4dor&3", "credential", "Tr0ub4dor&3"),
+        ("我對花生過敏，嚴重時要用 EpiPen。", "health", "過敏"),
+        ("我得了憂鬱症，醫生說要慢慢來。", "health", "憂鬱症"),
+        ("我家地址是台北市大安區復興南路一段390號", "address", "復興南路"),
+        ("我的手機號碼是 0912345678", "phone", "0912345678"),
+        ("我的身分證字號是 A123456789", "government_id", "A123456789"),
+    ],
+)
+def test_traditional_chinese_is_read_as_simplified_and_redacted_as_written(
+    text: str, kind: str, needle: str
+) -> None:
+    findings = [f for f in find_sensitive(text) if f.kind == kind]
+    assert findings and any(needle in f.text for f in findings)
+    redacted = redact(text)
+    assert needle not in redacted and f"[REDACTED:{kind}]" in redacted
+    assert redacted.split("[REDACTED")[0] == text.split(findings[0].text)[0]  # the rest as written
+
+
+@pytest.mark.parametrize(
+    "text", ["Ticket A123456789 closed", "訂單編號 B234567890 已出貨", "這首歌讓我有點憂鬱"]
+)
+def test_traditional_chinese_lookalikes_are_not_flagged(text: str) -> None:
+    assert find_sensitive(text) == []
+
+
 def test_findings_carry_position_text_and_severity() -> None:
     text = "wifi password: hunter22, call 13812345678"
     secret, phone = find_sensitive(text)

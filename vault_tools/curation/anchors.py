@@ -18,6 +18,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 
+from vault_tools.chinese import fold_cjk
 from vault_tools.recall.ahead import ahead_spans
 from vault_tools.recall.named_dates import dates_named
 from vault_tools.recall.timewords import relative_spans
@@ -58,6 +59,7 @@ def anchor_time_words(text: str, written: dt.date | None) -> str:
 
 
 def _mentions(text: str, written: dt.date) -> list[_Mention]:
+    text = fold_cjk(text)  # 上個月 is 上个月; one character for one, so the offsets hold
     ahead: list[_Mention] = [
         (m.start, m.end, m.day, m.day) for m in dates_named(text, written) if not is_calendar(m.phrase)
     ]
