@@ -385,3 +385,65 @@ def test_a_line_that_holds_the_topic_only_in_a_question_ranks_below_one_that_tel
 
 
 _ASKING_IS_EVIDENCE = dataclasses.replace(DEFAULT_TUNING, question_factor=1.0)
+
+
+FOLLOW_UPS = {
+    "2026-04-11": "- 18:00 **Ana**: Big news, I got promoted at work!\n"
+    "- 18:01 **Ben**: Congrats! What's the new role?\n"
+    "- 18:02 **Ana**: Team lead for the data platform, starting in June.\n"
+    "- 18:03 **Ben**: Well deserved.\n",
+    "2026-04-18": "- 19:00 **Ana**: The weather at work was awful all week.\n"
+    "- 19:01 **Ana**: Ben, remember the bakery near the station? It closed.\n"
+    "- 19:02 **Ana**: My sister visits in May, with her two dogs.\n"
+    "- 19:03 **Ben**: Two people on my team got promoted, and one left.\n",
+    "2026-04-25": "- 18:00 **小林**: 我上周换了新工作！\n"
+    "- 18:01 **阿杰**: 恭喜！在哪家公司？\n"
+    "- 18:02 **小林**: 一家做电动汽车的公司，在苏州。\n"
+    "- 18:03 **阿杰**: 太好了。\n"
+    "- 18:04 **小林**: 周末要去看房子。\n"
+    "- 18:05 **小林**: 最近天气一直不好。\n"
+    "- 18:06 **阿杰**: 我表哥也在找新工作，还没找到。\n",
+    "2026-05-02": "- 18:00 **Dana**: I moved to Porto last month.\n"
+    "- 18:01 **Eli**: Oh nice! Which part of town?\n"
+    "- 18:02 **Fay**: Sorry I'm late, what did I miss?\n",
+}
+
+
+@pytest.mark.parametrize(
+    ("query", "told", "answer"),
+    [
+        (
+            "What was Ana promoted to?",
+            "**Ana**: Big news, I got promoted at work!",
+            "**Ana**: Team lead for the data platform, starting in June.",
+        ),
+        ("小林换了什么新工作？", "**小林**: 我上周换了新工作！", "**小林**: 一家做电动汽车的公司，在苏州。"),
+    ],
+)
+def test_the_answer_to_a_follow_up_question_tells_more_of_the_hit(
+    tmp_path: Path, query: str, told: str, answer: str
+) -> None:
+    """ "I got promoted!" / "Congrats! What's the new role?" / "Team lead for the data platform.":
+    the answer to the other's follow-up shares no word with the question, and tells what it asks.
+
+    Neighbours are off in both arms, so only the lent score can bring the answer up."""
+    config = indexed_vault(tmp_path, FOLLOW_UPS)
+    own_words = dataclasses.replace(DEFAULT_TUNING, before_boost=0.0, after_boost=0.0)
+    no_follow_up = dataclasses.replace(own_words, follow_up_factor=0.0)
+    with Recaller(config, catch_up="never", tuning=own_words) as session:
+        hits = session.recall(query, as_of=AS_OF, explain=True).results
+        assert [hit.text for hit in hits[:2]] == [told, answer]
+        assert (
+            hits[1].explain is not None and hits[1].explain["score_lent"] == DEFAULT_TUNING.follow_up_factor
+        )
+        session.tuning = no_follow_up
+        assert answer not in [hit.text for hit in session.recall(query, as_of=AS_OF).results[:2]]
+
+
+def test_a_follow_up_lends_only_to_the_first_speaker_telling_more(tmp_path: Path) -> None:
+    """ "I moved to Porto" / "Which part of town?" / a third person arriving: no answer, nothing lent."""
+    config = indexed_vault(tmp_path, FOLLOW_UPS)
+    with Recaller(config, catch_up="never") as session:
+        found = [hit.text for hit in session.recall("Where did Dana move?", as_of=AS_OF).results]
+    assert found[0] == "**Dana**: I moved to Porto last month."
+    assert "**Fay**: Sorry I'm late, what did I miss?" not in found

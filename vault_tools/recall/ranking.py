@@ -388,33 +388,88 @@ def lend_to_answers(
     the piano?", "阿杰觉得卖钢琴这件事怎么样？"), and the answer is the reply to the line that
     tells it, whether that line asks or not ("I sold the piano." / "It deserves to be
     played!"): every entry among the best lends :attr:`Tuning.reply_factor` to the one after it.
+
+    A line among the best that tells, followed by a line that asks (a follow-up: "I got promoted!"
+    / "Congrats! What's the new role?"), lends :attr:`Tuning.follow_up_factor` to the line after
+    the follow-up when the same person says it ("Team lead for the data platform."): it tells
+    more of the same, in words of its own. Only turns of a conversation (``**Name**: …``) do.
     """
     if tuning.answer_factor <= 0:
         return ranked
-    by_id = {str(c.fields.get("id")): c for c in ranked}
-    lent = False
-    for asking in ranked[: tuning.answer_top]:
-        next_id = asking.fields.get("next")
-        text = str(asking.fields.get("text", ""))
-        asks = any(mark in text for mark in QUESTION_MARKS)
-        if not next_id or not (asks or (replies and tuning.reply_factor > 0)):
+    lender = _Lender(ranked, fetch)
+    for source in ranked[: tuning.answer_top]:
+        next_id = source.fields.get("next")
+        if not next_id:
             continue
-        factor = tuning.answer_factor if asks else tuning.reply_factor
-        score = asking.score / asking.parts.get("asks", 1.0) * factor
-        answer = by_id.get(next_id)
-        if answer is None:
-            fields = fetch(next_id)
-            if fields is None:
-                continue
-            answer = by_id[next_id] = Candidate(fields, 0.0)
-            ranked.append(answer)
-        if answer.score < score:
-            answer.score = score
-            answer.parts = {**answer.parts, "answers": asking.score, "score_lent": factor}
-            lent = True
-    if lent:
+        asks = _asks(source.fields)
+        if asks or (replies and tuning.reply_factor > 0):
+            lender.lend(
+                lender.entry(str(next_id)), source, tuning.answer_factor if asks else tuning.reply_factor
+            )
+        elif tuning.follow_up_factor > 0 and _speaker(source.fields):  # a turn of a conversation
+            lender.lend(lender.follow_up_answer(source, str(next_id)), source, tuning.follow_up_factor)
+    if lender.lent:
         ranked.sort(key=rank_order)
     return ranked
+
+
+class _Lender:
+    """The entries of a ranked list by id, and the ones a lent score adds to it (see :func:`lend_to_answers`)."""
+
+    def __init__(self, ranked: list[Candidate], fetch: Callable[[str], dict[str, Any] | None]) -> None:
+        self.ranked = ranked
+        self.fetch = fetch
+        self.by_id = {str(c.fields.get("id")): c for c in ranked}
+        self.shown = set(self.by_id)
+        self.lent = False
+
+    def entry(self, entry_id: str) -> Candidate | None:
+        """A ranked entry, or one the filters let through (shown only once something is lent to it)."""
+        found = self.by_id.get(entry_id)
+        if found is None:
+            fields = self.fetch(entry_id)
+            if fields is None:
+                return None
+            found = self.by_id[entry_id] = Candidate(fields, 0.0)
+        return found
+
+    def follow_up_answer(self, source: Candidate, next_id: str) -> Candidate | None:
+        """The line after the follow-up question that comes after ``source``, said by its speaker."""
+        follow_up = self.entry(next_id)
+        after = follow_up.fields.get("next") if follow_up is not None else None
+        if follow_up is None or not after or not _asks(follow_up.fields):
+            return None
+        answer = self.entry(str(after))
+        return answer if answer is not None and _speaker(answer.fields) == _speaker(source.fields) else None
+
+    def lend(self, answer: Candidate | None, source: Candidate, factor: float) -> None:
+        """Raise ``answer`` to ``factor`` of ``source``'s score (as if it did not only ask) when
+        it scores less on its own."""
+        if answer is None:
+            return
+        score = source.score / source.parts.get("asks", 1.0) * factor
+        if answer.score >= score:
+            return
+        answer.score = score
+        answer.parts = {**answer.parts, "answers": source.score, "score_lent": factor}
+        self.lent = True
+        answer_id = str(answer.fields.get("id"))
+        if answer_id not in self.shown:
+            self.shown.add(answer_id)
+            self.ranked.append(answer)
+
+
+def _speaker(stored: dict[str, Any]) -> str:
+    """Who says an entry ("**Ana**: …"), lower-cased; empty for a plain note line."""
+    from vault_tools.notes.model import SPEAKER
+
+    found = SPEAKER.match(str(stored.get("text", "")))
+    return next((g for g in found.groups() if g), "").strip().lower() if found else ""
+
+
+def _asks(stored: dict[str, Any]) -> bool:
+    text = str(stored.get("text", ""))
+    return any(mark in text for mark in QUESTION_MARKS)
 
 
 def demote_superseded(ranked: Sequence[Candidate], tuning: Tuning) -> None:

@@ -37,6 +37,9 @@ class Tuning:
     answer_factor: float = 0.8  # the share of a question's score the entry right after it (its answer) gets
     answer_top: int = 10  # ... for the questions among this many best hits
     reply_factor: float = 0.8  # ... and for any line among them, when the question asks how someone took it
+    # ... and a top line that tells, when the line after it asks (a follow-up question), to the
+    # line after that: its answer tells more of the same
+    follow_up_factor: float = 0.8
     tag_boost: float = 0.6
     tag_max_share: float = 0.02
     coordination: float = 0.3  # weight of the share of the query's terms a hit has
