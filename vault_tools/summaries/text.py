@@ -9,16 +9,20 @@ and score; near-duplicates said on several days become one bullet citing every d
 what happened to whom, not the week's lines again:
 
 * **Who.** A bullet is about its entry's speaker (a transcript), else its first topic tag, else
-  the person the note is about ("Melanie ran a race": a name that opens two entries or more as
-  their subject, :func:`people_of`), else its section heading.
-* **What.** Of each entry only its news is kept (:func:`news`): the sentences that tell an event
-  (someone did, started, changed or plans something, or is in the middle of something: "I'm
-  researching adoption agencies"), those of the last days first, else its strongest statement
-  (about a person: one that says something of them); each cut to the clauses that carry it
-  (:func:`vault_tools.curation.clauses.gist`: no greeting, reaction, question back, hedge, media
-  annotation, nor the "I" or name the bullet already says).
-* **How much.** The news first, then other statements, the strongest first, as long as the
-  words fit :data:`SUMMARY_SHARE` of what the notes state (:func:`within_budget`).
+  the person the note is about ("Melanie ran a race", "小林搬到了杭州": a name that opens two
+  entries or more as their subject, :mod:`vault_tools.summaries.people`), else its section heading.
+* **What.** Of a person, every statement they make of themselves becomes a candidate clause,
+  weighed by what a reader learns from it (:mod:`vault_tools.summaries.told`: its words rare in
+  the period, the more when it tells an event; names, dates, news of the last days), cut to the
+  clauses that carry it (:func:`vault_tools.curation.clauses.said`: no greeting, thanks,
+  vocative, reaction, question back, hedge, media annotation, nor the "I" or name the bullet
+  already says). Of a topic, each entry's news (:func:`news`): its event sentences, those of the
+  last days first, else its strongest statement.
+* **How much.** As many as fit :data:`SUMMARY_SHARE` of what the notes state
+  (:func:`within_budget`): open threads first; of a chat, the clauses worth most per word; of
+  notes, the news, the heartbeat's strongest first. A chat's clause worth far less than the
+  period's best is chatter and is left out even when words are left (:data:`LEAST_WORTH`), and
+  one that mostly says again what is kept of its person is left out (:data:`NEW_SHARE`).
 * **One bullet per person.** A person's statements of the period are joined into one bullet in
   the order said ("**Caroline**: went to a support group yesterday; applied to adoption agencies"),
   a topic's into one per section; a statement that repeats one already there adds only its sources.
