@@ -245,6 +245,35 @@ def test_a_chinese_transcript_keeps_what_happened_to_whom(tmp_path: Path) -> Non
     assert "pleasantries" in reasons["7"] and "listener" in reasons["9"]
 
 
+TRANSCRIPT_ZH_TRADITIONAL = """---
+date: 2026-11-27
+---
+# 2026-11-27
+
+- 20:01 **小林**: 嗨，好久不見！最近怎麼樣？
+- 20:02 **阿杰**: 哈哈，挺好的，謝謝關心！
+- 20:03 **阿杰**: 我上個月辭職了，下週一開始去字節跳動做後端。
+- 20:04 **小林**: 哇，太厲害了！你真棒！
+- 20:05 **小林**: 我們家上週領養了一隻三歲的柴犬，叫豆豆。
+- 20:06 **阿杰**: 真的嗎？它乖不乖？
+- 20:07 **阿杰**: 它們真的很可愛。
+- 20:08 **小林**: 我打算明年三月去京都看櫻花，已經訂好了機票。
+"""
+
+
+def test_a_transcript_in_traditional_chinese_is_curated_as_in_simplified(tmp_path: Path) -> None:
+    vault = committed(make_vault(tmp_path, MEMORY_ZH, {"2026-11-27": TRANSCRIPT_ZH_TRADITIONAL}))
+    report = run(vault, threshold=0.5)
+    assert {c.text for c in report.promoted} == {  # as written, in Traditional characters
+        "**阿杰**: 我上個月（2026-10）辭職了，下週一（2026-11-30）開始去字節跳動做後端。",
+        "**小林**: 我們家上週（2026-11-16–2026-11-22）領養了一隻三歲的柴犬，叫豆豆。",
+        "**小林**: 我打算明年（2027）三月去京都看櫻花，已經訂好了機票。",
+    }
+    reasons = {s.source.rsplit(":", 1)[1]: s.reason for s in report.skipped}
+    assert "question" in reasons["6"] and "question" in reasons["11"]
+    assert "pleasantries" in reasons["7"] and "listener" in reasons["9"]
+
+
 def test_a_fragment_carries_the_line_before_it_or_is_not_promoted(tmp_path: Path) -> None:
     daily = {
         "2026-11-28": "---\ndate: 2026-11-28\n---\n"

@@ -70,6 +70,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Literal
 
+from vault_tools.chinese import fold_cjk
 from vault_tools.config import CONFIG_FILE, STATE_DIR, Config, read_config_file
 from vault_tools.curation import clauses, salience
 from vault_tools.curation.similarity import (
@@ -419,7 +420,7 @@ def body_text(entry: Entry) -> str:
 
 def skip_reason(entry: Entry) -> str | None:
     """Why ``entry`` is not a candidate at all, or None when it is one."""
-    text = body_text(entry)
+    text = fold_cjk(body_text(entry))  # every pattern reads Simplified: 謝謝 is 谢谢
     flat = plain(text)
     reason = None
     if entry.kind != "daily":
@@ -474,7 +475,8 @@ def entry_sentences(entry: Entry) -> tuple[salience.Sentence, ...]:
 
 
 def matched_kinds(text: str) -> set[str]:
-    return {kind for kind, pattern in KIND_PATTERNS.items() if pattern.search(text)}
+    folded = fold_cjk(text)
+    return {kind for kind, pattern in KIND_PATTERNS.items() if pattern.search(folded)}
 
 
 def key_sentences(read: Sequence[salience.Sentence], signal_re: re.Pattern[str]) -> list[salience.Sentence]:
@@ -484,7 +486,9 @@ def key_sentences(read: Sequence[salience.Sentence], signal_re: re.Pattern[str])
     that introduces what follows ("What I should have done:"). At most :data:`KEY_SENTENCES`.
     """
     statements = [s for s in read if s.usable and not s.text.endswith((":", "："))]
-    marked = [s for s in statements if matched_kinds(s.text) - {"temporary"} or signal_re.search(s.text)]
+    marked = [
+        s for s in statements if matched_kinds(s.text) - {"temporary"} or signal_re.search(fold_cjk(s.text))
+    ]
     if marked:
         return marked[:KEY_SENTENCES]
     best = sorted(statements, key=lambda s: -s.strength)[:KEY_SENTENCES]
@@ -511,7 +515,12 @@ def analyse(entry: Entry, rules: Rules) -> Candidate:
     if speaker:
         shown = f"**{speaker}**: {shown}"
     signals = tuple(
-        sorted({m.group(0).lower() for m in signal_re.finditer(plain(" ".join(s.text for s in chosen)))})
+        sorted(
+            {
+                m.group(0).lower()
+                for m in signal_re.finditer(fold_cjk(plain(" ".join(s.text for s in chosen))))
+            }
+        )
     )
     marked = entry.has_tag("remember") or entry.fields.get("persist", "").strip().lower() in (
         "true",
@@ -529,7 +538,7 @@ def analyse(entry: Entry, rules: Rules) -> Candidate:
         key_text=shown,
         kinds=frozenset(kinds),
         signals=signals,
-        aside=bool(aside_re.search(plain(text))),
+        aside=bool(aside_re.search(fold_cjk(plain(text)))),
         marked=marked,
         category=category,
         tokens=tokens(key),
@@ -547,7 +556,7 @@ def plain_lines(text: str) -> str:
 
 def categorise(entry: Entry, text: str, kinds: set[str]) -> Category:
     first = entry.raw.splitlines()[0] if entry.raw else ""
-    if TASK.match(first) or TODO.search(plain(text)):
+    if TASK.match(first) or TODO.search(fold_cjk(plain(text))):
         return "todo"
     ranked = [k for k in ("preference", "decision", "lesson") if k in kinds]
     if not ranked:

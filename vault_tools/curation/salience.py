@@ -39,6 +39,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+from vault_tools.chinese import fold_cjk
 from vault_tools.curation.similarity import CJK_RUN, stem
 
 WORD = re.compile(r"[A-Za-z][A-Za-z'’]*|\d+(?:[.,:]\d+)*")
@@ -242,7 +243,7 @@ def read(sentence: str, turn: bool = False) -> Sentence:
     ``turn``: the sentence is said to someone (a turn of a conversation), so one whose subject is
     the listener or that advises them is address; in a person's own note, "Don't forget to call
     the landlord" is a reminder to themselves."""
-    flat = unicodedata.normalize("NFKC", sentence).strip()
+    flat = fold_cjk(unicodedata.normalize("NFKC", sentence).strip())  # 謝謝 reads as 谢谢
     content = content_words(flat)
     if content and greeting(flat):
         content = content_words(CAPITALISED.sub(" ", flat))  # "Hey Ben!": a name is no content

@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from vault_tools.chinese import fold_cjk
 from vault_tools.curation.anchors import ANCHOR
 
 
@@ -61,7 +62,7 @@ STOPWORDS = frozenset(
 
 def tokens(text: str) -> frozenset[str]:
     """The comparison tokens of ``text``: stemmed words without stop words, plus CJK bigrams."""
-    text = unicodedata.normalize("NFKC", TAG_WORD.sub(" ", ANCHOR.sub("", text))).lower()
+    text = fold_cjk(unicodedata.normalize("NFKC", TAG_WORD.sub(" ", ANCHOR.sub("", text)))).lower()
     out: set[str] = set()
     for run in CJK_RUN.findall(text):
         if len(run) == 1:
