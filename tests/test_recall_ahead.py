@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from helpers import hit_texts, indexed_vault, warm_recaller
@@ -165,3 +166,11 @@ def test_with_nothing_ahead_the_time_words_still_window_the_search(session: Reca
     result = session.recall("what's on tonight?", as_of=TODAY, chat="direct")
     assert "ahead" not in result.filters and result.filters["time_phrase"] == "tonight"
     assert result.results and {hit.date for hit in result.results} == {"2026-03-11"}
+
+
+def test_a_note_in_traditional_chinese_answers_a_question_about_the_days_ahead(tmp_path: Path) -> None:
+    days = {"2026-03-10": "- 09:00 下週三和房東交接鑰匙，記得帶合約。\n- 10:00 上週三開了部門會議。\n"}
+    config = indexed_vault(tmp_path, days)
+    with warm_recaller(config) as warm:
+        for question in ("下週有什麼安排？", "下周有什么安排？", "what is on next week?"):
+            assert texts(warm, question)[:1] == ["下週三和房東交接鑰匙，記得帶合約。"], question

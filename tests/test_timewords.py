@@ -448,3 +448,20 @@ def test_extract_time_window_never_raises_and_windows_are_ordered(query: str, as
     content_left -= sum(_alnum(m.group()) for m in vague.finditer(query.replace(window.phrase, " ", 1)))
     assert content_left - _alnum(remainder) in (0, 1)
     assert (remainder == "") == (_alnum(remainder) == 0)
+
+
+# --- Traditional Chinese: read as Simplified, kept as written ----------------------------------
+
+
+def test_traditional_time_words_are_read_and_the_rest_kept_as_written() -> None:
+    from vault_tools.recall.timewords import mentioned_spans
+
+    as_of = datetime.date(2026, 12, 1)
+    window, rest = extract_time_window("上週做了什麼", as_of)
+    assert window == DateWindow(datetime.date(2026, 11, 23), datetime.date(2026, 11, 29), "上週")
+    assert rest == "做了什麼"  # not 做了什么: the words as the person wrote them
+    assert extract_time_window("這個禮拜天氣很好", as_of)[1] != ""
+    assert mentioned_spans("我上個月搬到了台北", as_of) == [
+        (datetime.date(2026, 11, 1), datetime.date(2026, 11, 30))
+    ]
+    assert parse_when("上個月", as_of) == datetime.date(2026, 11, 1)

@@ -269,6 +269,16 @@ def test_a_note_linked_from_outside_the_vault_is_left_out_with_a_warning(tmp_pat
     assert any("2026-12-27.md" in w and "outside the vault" in w for w in result.warnings)
 
 
+def test_a_note_in_traditional_chinese_names_its_days(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    write(
+        vault / "memory/2026-12-01.md",
+        "- 09:00 下週三和房東交接鑰匙\n- 10:00 後天去醫院拿報告\n- 11:00 週五下午三點開了會\n",
+    )
+    result = find_upcoming(load_config(vault), days=14, as_of=D(2026, 12, 1))
+    assert [(i.date, i.phrase) for i in result.items] == [("2026-12-03", "後天"), ("2026-12-09", "下週三")]
+
+
 def test_a_cache_of_older_rules_is_read_again(tmp_path: Path) -> None:
     vault = tmp_path / "vault"
     write(vault / "memory/2026-11-27.md", "- 16:00 周五下午三点开了会\n")  # a Friday, told as done

@@ -11,6 +11,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from vault_tools.chinese import fold_cjk
 from vault_tools.recall.dates import (
     _CN_MONTH,
     _CN_MONTH_DAY,
@@ -294,6 +295,8 @@ def dates_named(line: str, written: datetime.date | None) -> list[DateMention]:
     is None (an undated note). A weekday alone is not a date (see the comment above). Of phrases
     that overlap, the one that starts first (then the longer) wins; a phrase that names no real day is left out.
     """
+    # 下週三 is 下周三, one character for one: each phrase is cut from the line as written
+    written_as, line = line, fold_cjk(line)
     if not _MAYBE_A_DAY.search(line):
         return []
     found: list[DateMention] = []
@@ -306,7 +309,7 @@ def dates_named(line: str, written: datetime.date | None) -> list[DateMention]:
             except (ValueError, OverflowError, KeyError):
                 continue
             if day is not None:
-                found.append(DateMention(day, m[0].strip(), m.start(), m.end()))
+                found.append(DateMention(day, written_as[m.start() : m.end()].strip(), m.start(), m.end()))
     found.sort(key=lambda d: (d.start, -(d.end - d.start)))
     kept: list[DateMention] = []
     for mention in found:

@@ -29,6 +29,7 @@ from dataclasses import dataclass, replace
 
 from dateutil.relativedelta import relativedelta
 
+from vault_tools.chinese import fold_cjk
 from vault_tools.errors import UsageError
 from vault_tools.recall.dates import (
     _CN_MONTH,
@@ -659,8 +660,9 @@ def extract_time_window(query: str, as_of: datetime.date) -> tuple[DateWindow | 
     ``(None, query)`` with ``query`` unchanged. The remainder is ``""`` only when nothing but the
     time phrase and punctuation was there.
     """
-    hits = _scan(query, as_of)
-    hit = _first(query, hits)
+    folded = fold_cjk(query)  # 上週 is 上周; one character for one, so the offsets hold in ``query``
+    hits = _scan(folded, as_of)
+    hit = _first(folded, hits)
     if hit is None:
         return None, query
     window = DateWindow(hit.since, hit.until, query[hit.start : hit.end].strip())
@@ -691,6 +693,7 @@ def mentioned_spans(text: str, written: datetime.date) -> list[tuple[datetime.da
     month before. Vague words ("recently", "最近") and phrases that name no real date are left out.
     A question's time is often the time of the event, not of the note (:mod:`vault_tools.recall.ranking`).
     """
+    text = fold_cjk(text)
     if not _MAYBE_TIME.search(text):
         return []
     spans = []
@@ -706,6 +709,7 @@ def relative_spans(text: str, written: datetime.date) -> list[tuple[int, int, da
 
     Only phrases that move with ``written``; calendar dates and vague words are left out.
     """
+    text = fold_cjk(text)
     if not _MAYBE_TIME.search(text):
         return []
     return sorted(
@@ -753,7 +757,7 @@ def parse_when(value: str, as_of: datetime.date, *, end: bool = False) -> dateti
     week", "上周", "三月", ...). A month, year or other period gives its first day, or its last day
     when ``end`` is true. Raises :class:`~vault_tools.errors.UsageError` listing the accepted forms.
     """
-    text = value.strip()
+    text = fold_cjk(value.strip())
     iso = _ISO.fullmatch(text)
     relative = _RELATIVE.fullmatch(text)
     try:
