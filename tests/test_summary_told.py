@@ -148,11 +148,13 @@ def test_a_statement_that_says_again_what_is_kept_brings_little_new() -> None:
     """New content is counted in words, and in Chinese in bigrams with a character not said yet
     (the bigrams where two said words meet are not news)."""
     from vault_tools.curation.salience import content_words
-    from vault_tools.summaries.text import NEW_SHARE, new_share
+    from vault_tools.summaries.text import NEW_SHARE, new_share, remember
 
-    kept = set(content_words("周六在救助站领养了一只叫豆豆的灰狗"))
+    kept: set[str] = set()
+    remember(kept, content_words("周六在救助站领养了一只叫豆豆的灰狗"))
     assert new_share(content_words("豆豆这只救助站的灰狗从周六起归我了"), kept) < NEW_SHARE
     assert new_share(content_words("周日去山里露营，带上了豆豆"), kept) > NEW_SHARE
-    kept = set(content_words("adopted a rescue greyhound named Biscuit on Saturday"))
+    kept = set()
+    remember(kept, content_words("adopted a rescue greyhound named Biscuit on Saturday"))
     assert new_share(content_words("Biscuit the rescue greyhound is mine since Saturday"), kept) < NEW_SHARE
     assert new_share(content_words("started evening classes in Portuguese"), kept) > NEW_SHARE

@@ -468,8 +468,9 @@ def within_budget(bullets: list[Bullet], budget: int) -> list[Bullet]:
         if spent + cost <= budget or not kept:
             kept.append(bullet)
             spent += cost
-            before |= content
-    return [b for b in bullets if b in kept]
+            remember(before, content)
+    chosen = {id(b) for b in kept}  # by identity: comparing bullets field by field is quadratic
+    return [b for b in bullets if id(b) in chosen]
 
 
 #: In a chat, a clause worth less per word than this share of the period's best is chatter
@@ -491,13 +492,17 @@ def budget_order(bullet: Bullet) -> tuple[bool, bool, float, float, dt.date, str
 
 
 def new_share(content: frozenset[str], before: set[str]) -> float:
-    """The share of ``content`` (content words and CJK bigrams) not in ``before``. A bigram made
-    of characters already said is not new ("豆豆这只灰狗" after "一只叫豆豆的灰狗": 这只 is)."""
-    said_chars = {c for word in before for c in word if similarity.CJK_CHAR.match(c)}
-    new = [
-        w for w in content - before if not similarity.CJK_CHAR.match(w) or any(c not in said_chars for c in w)
-    ]
+    """The share of ``content`` (content words and CJK bigrams) not in ``before`` (see
+    :func:`remember`). A bigram made of characters already said is not new ("豆豆这只灰狗" after
+    "一只叫豆豆的灰狗": 这只 is)."""
+    new = [w for w in content - before if not similarity.CJK_CHAR.match(w) or any(c not in before for c in w)]
     return len(new) / len(content)
+
+
+def remember(before: set[str], content: frozenset[str]) -> None:
+    """Add ``content`` to what is said, and the CJK characters of its bigrams."""
+    before |= content
+    before.update(c for word in content for c in word if similarity.CJK_CHAR.match(c))
 
 
 def said_in_a_chat(bullet: Bullet) -> bool:
