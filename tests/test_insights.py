@@ -125,6 +125,8 @@ def test_key_text_is_the_meaningful_sentences_without_labels(tmp_path: Path) -> 
         tmp_path, "18:30 点外卖又差点忘了备注。记一下：我对花生和坚果过敏，吃了会起荨麻疹。 #health #remember"
     )
     assert insights.analyse(health, rules).key_text == "我对花生和坚果过敏，吃了会起荨麻疹。"
+    traditional = entry(tmp_path, "15:00 教訓：止損要提前設好。這週那隻晶片股跌了 12%，我一直等反彈。 #投資")
+    assert insights.analyse(traditional, rules).key_text == "止損要提前設好。"  # label read, words kept
 
 
 @pytest.mark.parametrize(

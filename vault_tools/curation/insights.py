@@ -385,7 +385,8 @@ def plain(text: str) -> str:
 
 
 def strip_label(text: str) -> str:
-    stripped = LABEL.sub("", text, count=1).strip()
+    label = LABEL.match(fold_cjk(text))  # 記一下： is 记一下：, one character for one
+    stripped = text[label.end() :].strip() if label else text
     if stripped and stripped != text and stripped[0].isascii():
         stripped = stripped[0].upper() + stripped[1:]
     return stripped or text

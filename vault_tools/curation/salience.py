@@ -84,7 +84,7 @@ def _is_abbreviation(before: str) -> bool:
 
 
 def _append(out: list[str], part: str) -> None:
-    if out and LONE_LABEL.match(part):
+    if out and LONE_LABEL.match(fold_cjk(part)):
         out[-1] = f"{out[-1]} {part}"
         return
     statement, dash, question = part.rpartition(" - ")
