@@ -6,13 +6,14 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from helpers import hit_texts, indexed_vault, warm_recaller, write
 
 from vault_tools.config import Config, load_config
 from vault_tools.index.index import Index
-from vault_tools.recall.query import STOP_WORDS_ONLY
+from vault_tools.recall.query import STOP_WORDS_ONLY, parse_query
 from vault_tools.recall.recall import Recaller
 from vault_tools.recall.tuning import DEFAULT_TUNING
 
@@ -213,3 +214,48 @@ def test_an_entry_that_names_a_day_inside_the_asked_month_ranks_above_one_only_w
 def test_a_year_is_too_long_a_period_for_the_event_bonus(events: Recaller) -> None:
     result = events.recall("What did Ana finish in 2026?", as_of=AS_OF, explain=True)
     assert all(hit.explain is not None and "event" not in hit.explain for hit in result.results)
+
+
+SEVERAL = {
+    "2026-03-07": "- 10:00 **Ana**: I read two books on the train this week, both thrillers.\n"
+    "- 10:01 **Ana**: The books were from the library sale, I read them fast.\n"
+    "- 10:02 **Ana**: I read books in the evening now, no phone.\n",
+    "2026-04-11": "- 10:00 **Ana**: I read Middlemarch in April, the longest of my books this year.\n",
+    "2026-03-14": "- 10:00 **小林**: 这次出差去过的城市有杭州和宁波。\n"
+    "- 10:01 **小林**: 两个城市都很漂亮，城市很干净。\n"
+    "- 10:02 **小林**: 下次还想去这两个城市。\n",
+    "2026-04-18": "- 10:00 **小林**: 五一假期去过成都，吃了很多火锅。\n",
+}
+
+
+@pytest.mark.parametrize(("query", "limit"), [("What books has Ana read?", 2), ("小林去过哪些城市？", 3)])
+def test_a_question_for_several_things_reaches_past_one_days_near_copies(
+    tmp_path: Path, query: str, limit: int
+) -> None:
+    """Several books, several cities: told on different days, so one day's lines on the topic
+    give way, gently, to another day's."""
+    config = indexed_vault(tmp_path, SEVERAL)
+    with Recaller(config, catch_up="never") as session:
+        spread = session.recall(query, as_of=AS_OF, limit=limit).results
+        assert len({hit.date for hit in spread}) == 2
+        session.tuning = dataclasses.replace(DEFAULT_TUNING, several_day_repeat=1.0)
+        stacked = session.recall(query, as_of=AS_OF, limit=limit).results
+        assert len({hit.date for hit in stacked}) == 1
+
+
+@pytest.mark.parametrize(
+    ("question", "several"),
+    [
+        ("What books has Ana read?", True),
+        ("Which cities did they visit?", True),
+        ("What kinds of music does Ben like?", True),
+        ("小林去过哪些城市？", True),
+        ("小林去過哪些城市？", True),
+        ("What book did Ana read last?", False),
+        ("What does Ana do for work?", False),
+        ("How many books has Ana read?", False),
+        ("小林去过哪个城市？", False),
+    ],
+)
+def test_questions_that_ask_for_several_things(question: str, several: bool) -> None:
+    assert parse_query(question, AS_OF).several is several

@@ -86,6 +86,7 @@ class ParsedQuery:
     open_tasks: bool = False  # asks what is still to do ("what is on my to-do list?"): open tasks only
     ahead: AheadWindow | None = None  # days still ahead it asks about ("what do I have tomorrow?")
     across_days: bool = False  # gathers across days ("how often…", "几次"): spread the hits over days
+    several: bool = False  # asks for several things ("what books has…", "哪些"): spread them gently
     vague: bool = False  # the window is only "recently" / "最近": it ranks, never filters
     reaction: bool = False  # asks how someone took what was said ("what did Ben think about…")
     asks_when: bool = False  # asks when something happened ("when did…", "什么时候"): the answer names a time
@@ -148,6 +149,7 @@ def parse_query(
         time_terms=frozenset(time_terms),
         present=window is None and asks_about_now(rest),
         across_days=gathers_across_days(rest),
+        several=asks_for_several(rest),
         open_tasks=open_tasks,
         vague=window is not None and is_vague(window.phrase),
         reaction=asks_for_a_reaction(rest),
@@ -247,6 +249,21 @@ _HABIT = re.compile(
     r"\bhow\s+(?:often|frequently|many\s+times)\s+(?:does|do|is|are|can|will|would)\b|平时|一般|通常",
     re.IGNORECASE,
 )
+
+
+# A question that asks for several things: "What books has Ana read?", "Which cities did they
+# visit?", "What kinds of music…", "小林去过哪些城市？" (a plural noun asked about, then its verb).
+_SEVERAL = re.compile(
+    r"^\W*(?:what|which)\s+(?:(?:kinds?|types?|sorts?)\s+of\s+)?(?:[a-z-]+\s+)?[a-z-]+s"
+    r"\s+(?:has|have|had|does|do|did|are|were)\b|^\W*(?:what|which)\s+(?:kinds|types|sorts)\s+of\b|哪些",
+    re.IGNORECASE,
+)
+
+
+def asks_for_several(text: str) -> bool:
+    """Whether a question asks for several things ("What books has Ana read?", "去过哪些城市？"):
+    they were told on different days more often than on one. (哪些 is the same in Traditional.)"""
+    return _SEVERAL.search(text) is not None
 
 
 def gathers_across_days(text: str) -> bool:

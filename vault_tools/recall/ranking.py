@@ -535,18 +535,20 @@ def prefer_latest(ranked: list[Candidate], terms: Sequence[str], tuning: Tuning)
     return ranked
 
 
-def spread_days(ranked: list[Candidate], tuning: Tuning) -> list[Candidate]:
-    """For a question across days: each hit scaled by :attr:`Tuning.day_repeat` per better hit of
-    the same day, so the top of the list covers more days instead of near-copies of one."""
-    if tuning.day_repeat >= 1.0:
+def spread_days(ranked: list[Candidate], tuning: Tuning, repeat: float | None = None) -> list[Candidate]:
+    """For a question across days: each hit scaled by :attr:`Tuning.day_repeat` (or ``repeat``)
+    per better hit of the same day, so the top of the list covers more days instead of
+    near-copies of one."""
+    factor = tuning.day_repeat if repeat is None else repeat
+    if factor >= 1.0:
         return ranked
     seen: dict[int, int] = {}
     for candidate in ranked:  # best first: a day's best hit keeps its score
         day = sort_day(candidate.fields)
         repeats = seen.get(day, 0)
         if repeats and day:
-            candidate.score *= tuning.day_repeat**repeats
-            candidate.parts = {**candidate.parts, "same_day": tuning.day_repeat**repeats}
+            candidate.score *= factor**repeats
+            candidate.parts = {**candidate.parts, "same_day": factor**repeats}
         seen[day] = repeats + 1
     ranked.sort(key=rank_order)
     return ranked

@@ -349,6 +349,8 @@ class Recaller:
             candidates = lend_to_answers(candidates, self._fetcher(filters), tuning, replies=parsed.reaction)
             if parsed.across_days:
                 candidates = spread_days(candidates, tuning)
+            elif parsed.several:
+                candidates = spread_days(candidates, tuning, tuning.several_day_repeat)
         return candidates
 
     def _period_summaries(self, filters: Filters, seen: set[int]) -> list[Candidate]:

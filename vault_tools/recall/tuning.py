@@ -77,6 +77,9 @@ class Tuning:
     )
     superseded_factor: float = 0.5  # a MEMORY item another hit says it supersedes ([supersedes:: m-…])
     day_repeat: float = 0.6  # a question across days: each earlier hit of the same day scales a hit by this
+    # ... and a question that asks for several things ("What books has Ana read?", "去过哪些城市"),
+    # told on different days more often than not: gently
+    several_day_repeat: float = 0.9
     event_time: bool = True  # an entry that tells of a time inside the window counts as inside it
     # ... and scores this much more when the window is a short period (fewer days than
     # event_match_days; a year says too little): it names when, as the question does.
