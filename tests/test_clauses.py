@@ -125,6 +125,8 @@ def test_news_of_the_last_days_and_what_someone_is_in_the_middle_of(
         ("After that match I quit the team.", "Tomas", "After that match I quit the team"),
         ("不过，我下周要去昆明出差。", "阿梅", "下周要去昆明出差"),
         ("还有三天就搬家了。", "阿梅", "还有三天就搬家了"),  # 还有 without a comma is no opener
+        ("對了，我上週搬到了高雄！", "阿梅", "上週搬到了高雄"),  # Traditional: 对了 as written there
+        ("對了我下個月去台南出差。", "阿梅", "下個月去台南出差"),
         ("谢谢关心，小周！", "阿梅", ""),
         ("你的画太好看了，小周！", "阿梅", ""),
         ("小周，我下个月要去昆明出差。", "阿梅", "下个月要去昆明出差"),
@@ -153,6 +155,7 @@ def test_the_gist_of_a_sentence_with_no_news_is_the_sentence_itself() -> None:
         ("小周最近在学游泳", True),
         ("小周在杭州买了房", False),  # 在 a place
         ("我最近在学游泳", True),
+        ("小周現在在學游泳", True),  # Traditional
     ],
 )
 def test_what_someone_else_is_in_the_middle_of(text: str, ongoing: bool) -> None:

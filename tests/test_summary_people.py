@@ -33,6 +33,9 @@ from vault_tools.summaries.write import Options, summarize
         ("周末去爬山了。", None),
         ("马上要交报告了。", None),
         ("我搬家了。", None),
+        ("媽媽下週三過生日。", "媽媽"),  # Traditional characters: the name as written
+        ("張偉開始學鋼琴了。", "張偉"),
+        ("週末去爬山了。", None),
     ],
 )
 def test_the_name_a_note_opens_with_is_its_subject(text: str, name: str | None) -> None:
@@ -50,6 +53,7 @@ def test_a_chinese_bullet_does_not_repeat_the_name_it_is_under() -> None:
     assert drop_subject("小林搬到了杭州", "小林") == "搬到了杭州"
     assert drop_subject("小林和阿杰去了成都", "小林") == "小林和阿杰去了成都"  # two people
     assert drop_subject("小林的猫生病了", "小林") == "小林的猫生病了"  # the cat's news
+    assert drop_subject("小林與阿傑去了成都", "小林") == "小林與阿傑去了成都"  # 與: Traditional 与
 
 
 def test_chinese_notes_about_people_become_a_bullet_per_person(tmp_path: Path) -> None:
@@ -72,3 +76,22 @@ def test_chinese_notes_about_people_become_a_bullet_per_person(tmp_path: Path) -
     assert "- **小林**：上周搬到了杭州；报名了一个陶艺班，每周六上课 ([[2026-03-05#笔记|3月5日]])" in bullets
     assert any(b.startswith("- **张伟**：开始学钢琴了；张伟的猫生病了") for b in bullets)
     assert not any("**小林**" in b and "张伟" in b for b in bullets)
+
+
+def test_notes_in_traditional_chinese_become_a_bullet_per_person(tmp_path: Path) -> None:
+    vault = tmp_path / "zh-hant-facts"
+    write(
+        vault / "memory" / "2026-03-05.md",
+        "---\ndate: 2026-03-05\n---\n## 筆記\n\n"
+        "- 媽媽最近在學游泳。\n"
+        "- 媽媽報名了社區的合唱團。\n"
+        "- 張偉開始學鋼琴了。\n"
+        "- 張偉的貓生病了，週一帶去看了獸醫。\n",
+    )
+    summarize(
+        load_config(vault), Options(period=Period.parse("2026-W10"), as_of=Period.parse("2026-W11").end)
+    )
+    text = (vault / "memory/summaries/2026-W10.md").read_text(encoding="utf-8")
+    bullets = [line for line in text.splitlines() if line.startswith("- ")]
+    assert any(b.startswith("- **媽媽**：最近在學游泳；報名了社區的合唱團") for b in bullets)
+    assert any(b.startswith("- **張偉**：開始學鋼琴了") for b in bullets)

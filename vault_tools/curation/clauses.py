@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import re
 
+from vault_tools.chinese import fold_cjk
 from vault_tools.curation import salience
 from vault_tools.curation.similarity import CJK_RUN
 
@@ -131,12 +132,12 @@ ONGOING = re.compile(
 
 def ongoing(text: str) -> bool:
     """Whether ``text`` tells what someone is in the middle of (see :data:`ONGOING`)."""
-    return bool(ONGOING.search(text))
+    return bool(ONGOING.search(fold_cjk(text)))  # 現在在學 reads as 现在在学
 
 
 def recent(text: str) -> bool:
     """Whether ``text`` tells of the last days (see :data:`RECENT`): news, not a standing fact."""
-    return bool(RECENT.search(text))
+    return bool(RECENT.search(fold_cjk(text)))
 
 
 def strip_media(text: str) -> str:
@@ -213,7 +214,8 @@ def drop_openers(text: str) -> str:
         before = text
         text = OPENER.sub("", text, count=1)
         text = THANKS.sub("", text, count=1)
-        text = OPENER_ZH.sub("", text, count=1)
+        opener = OPENER_ZH.match(fold_cjk(text))  # 對了 as 对了; one character for one: the offset holds
+        text = text[opener.end() :] if opener else text
         if text == before:
             break
     return text
@@ -237,7 +239,7 @@ def drop_subject(text: str, subject: str) -> str:
     if (
         CJK_RUN.match(subject)
         and text.startswith(subject)
-        and text[len(subject) : len(subject) + 1] not in JOINED_ZH
+        and fold_cjk(text[len(subject) : len(subject) + 1]) not in JOINED_ZH
     ):
         return text[len(subject) :]  # "小林搬到了杭州" -> "搬到了杭州", not "小林和阿杰…" nor "小林的猫…"
     text = time_last(text)

@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from vault_tools.chinese import fold_cjk
 from vault_tools.curation import insights, salience
 from vault_tools.notes import model as notes
 
@@ -87,13 +88,16 @@ def english_subject(text: str) -> str | None:
 
 
 def chinese_subject(text: str) -> str | None:
-    match = NAME_ZH.match(text)
+    """The Chinese name ``text`` opens with, as written (Traditional characters are read as
+    Simplified: 媽媽、張偉 as 妈妈、张伟)."""
+    folded = fold_cjk(text)
+    match = NAME_ZH.match(folded)
     if match is None:
         return None
     name = match.group(0)
     if name in NOT_A_NAME_ZH or salience.NUMBER_OR_DATE.search(name):
         return None
-    return name
+    return text[: len(name)]
 
 
 def people_of(entries: Sequence[notes.Entry]) -> frozenset[str]:

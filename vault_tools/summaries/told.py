@@ -29,6 +29,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from vault_tools.chinese import fold_cjk
 from vault_tools.curation import clauses, insights, salience
 from vault_tools.curation.similarity import CJK_CHAR
 from vault_tools.notes import model as notes
@@ -82,7 +83,7 @@ def worth(text: str, event: bool, rarity: Rarity) -> float:
     return (
         SPECIFIC * rarity.weight(read.content) * (1 + EVENT_WORTH * event)
         + read.names
-        + (read.dated or bool(AHEAD.search(text)))
+        + (read.dated or bool(AHEAD.search(fold_cjk(text))))
         + clauses.recent(text)
     )
 
