@@ -11,7 +11,6 @@ into the text as written, which is what is stored, shown and redacted.
 from __future__ import annotations
 
 from functools import lru_cache
-from importlib import resources
 
 __all__ = ["fold_cjk", "fold_run"]
 
@@ -20,6 +19,8 @@ __all__ = ["fold_cjk", "fold_run"]
 def _traditional() -> tuple[dict[int, int], frozenset[str]]:
     """Traditional character -> its Simplified form, for ``str.translate``, and the Traditional
     characters (a cheap test: most runs hold none)."""
+    from importlib import resources  # not at import: a served recall's client never reads the table
+
     text = resources.files("vault_tools").joinpath("cjk_traditional.tsv").read_text(encoding="utf-8")
     table: dict[int, int] = {}
     for line in text.splitlines():
