@@ -174,3 +174,15 @@ def test_a_note_in_traditional_chinese_answers_a_question_about_the_days_ahead(t
     with warm_recaller(config) as warm:
         for question in ("下週有什麼安排？", "下周有什么安排？", "what is on next week?"):
             assert texts(warm, question)[:1] == ["下週三和房東交接鑰匙，記得帶合約。"], question
+
+
+def test_the_days_ahead_are_named_as_the_question_wrote_them() -> None:
+    from vault_tools.recall.query import parse_query
+
+    for question, phrase in (
+        ("下週有什麼安排？", "下週"),
+        ("下周有什么安排？", "下周"),
+        ("what is on next week?", "next week"),
+    ):
+        parsed = parse_query(question, TODAY)
+        assert parsed.ahead is not None and parsed.ahead.phrase == phrase
