@@ -73,6 +73,9 @@ def test_events_disclosure_and_fragments() -> None:
     assert not salience.read("Hey Ben!").usable and not salience.read("Thanks, Melanie!").usable
     assert not salience.read("It was Caroline's idea.").fragment  # a name of its own
     assert not salience.read("I was so excited.").event  # a feeling, not an event
+    # a participle that describes is no event: a standing fact, not what happened this week
+    assert not salience.read("Her dog is a beagle named Biscuit.").event
+    assert not salience.read("The bakery is located on Kastanienallee.").event
     assert not salience.read("The plumber fixed the kitchen sink.").disclosure  # no one named
 
 

@@ -169,7 +169,7 @@ FEELING_ED = frozenset(
     """excited interested tired bored amazed inspired blessed scared stressed thrilled pleased
     surprised overwhelmed relieved worried motivated touched moved impressed delighted obsessed
     exhausted amused annoyed concerned determined devoted dedicated experienced talented skilled
-    related needed used supposed""".split()  # noqa: SIM905
+    related needed used supposed named titled based located""".split()  # noqa: SIM905
 )
 CHANGE_EN = re.compile(
     r"(?i:(?<![a-z])(?:start(?:ed|ing)?|join(?:ed|ing)?|mov(?:ed|ing) (?:to|into|out|in)|adopt(?:ed|ing)?|"
