@@ -380,3 +380,11 @@ def test_generated_notes_round_trip(
 def test_tags_after_chinese_punctuation(tmp_path: Path) -> None:
     path = write(tmp_path / "memory" / "2026-01-12.md", "- 今天买了指数基金。#投资，#理财/基金\n")
     assert notes.read_note(path, tmp_path).entries[0].tags == ("投资", "理财/基金")
+
+
+def test_a_tag_matches_in_either_chinese_script(tmp_path: Path) -> None:
+    path = write(tmp_path / "memory" / "2026-01-12.md", "- 以後都用 pnpm。#決定 #理財/基金\n")
+    (entry,) = notes.read_note(path, tmp_path).entries
+    assert entry.tags == ("決定", "理財/基金")  # as written
+    assert entry.has_tag("决定") and entry.has_tag("#決定") and entry.has_tag("理财")
+    assert not entry.has_tag("决")

@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
+from vault_tools.chinese import fold_cjk
+
 Kind = Literal["daily", "memory", "note", "summary"]
 Visibility = Literal["personal", "private", "shared"]
 
@@ -134,9 +136,13 @@ class Entry:
         return dt.datetime.combine(self.date, self.time or dt.time(0, 0))
 
     def has_tag(self, tag: str) -> bool:
-        """True for the tag itself or any nested tag under it (``#a`` matches ``#a/b``)."""
-        wanted = tag.lstrip("#").lower()
-        return any(t.lower() == wanted or t.lower().startswith(wanted + "/") for t in self.tags)
+        """True for the tag itself or any nested tag under it (``#a`` matches ``#a/b``), in either
+        Chinese script (``#决定`` matches ``#決定``)."""
+        wanted = fold_cjk(tag.lstrip("#").lower())
+        return any(
+            folded == wanted or folded.startswith(wanted + "/")
+            for folded in (fold_cjk(t.lower()) for t in self.tags)
+        )
 
 
 @dataclass
