@@ -379,9 +379,9 @@ def over_budget(ctx: Context, found: Sequence[Insight], view: MemoryView) -> dic
     """The insights that would take MEMORY.md past its budget, by ``id()``, with the reason.
 
     The budget is ``budget_words_per_month`` for every month from the first daily note to the
-    run's day, less the words the bot's items dated since that note already hold (Chinese counted by
-    :func:`vault_tools.tokens.count_words`). The strongest new items take it
-    first; an insight that merges into an existing item costs nothing.
+    run's day, less the words the bot's items dated since that note already hold (Chinese counted
+    by :func:`vault_tools.tokens.count_words`). The strongest new items take it first; an insight
+    that merges into an existing item costs nothing.
     """
     budget = memory_budget(ctx)
     if budget is None:
