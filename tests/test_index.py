@@ -1172,6 +1172,21 @@ def test_a_search_that_fails_is_logged_before_the_retry(idx: Index, caplog: pyte
     assert f"{idx.dir}: a search failed (RuntimeError: a segment vanished mid-read)" in caplog.text
 
 
+def test_a_search_cut_short_by_a_deleted_vault_is_not_retried_nor_warned_about(
+    idx: Index, caplog: pytest.LogCaptureFixture
+) -> None:
+    # a watcher's warm-up search while its vault is deleted: the watcher says so, once, and exits
+    idx.rebuild()
+
+    def deleting(s: Any) -> int:
+        shutil.rmtree(idx.config.vault)
+        raise RuntimeError("a segment vanished mid-read")
+
+    with caplog.at_level(logging.WARNING, logger="vault_tools.index.index"), pytest.raises(RuntimeError):
+        idx.read(deleting)
+    assert "a search failed" not in caplog.text and not idx.config.vault.exists()
+
+
 def test_merging_nothing_leaves_no_files_in_the_index_folder(idx: Index) -> None:
     """A maintain() or reconcile() with nothing to merge opens no Whoosh writer: a cancelled
     writer left its new segment's three files until the next commit, and an idle watcher

@@ -687,8 +687,11 @@ def test_a_vault_deleted_while_the_watcher_starts_ends_it_with_one_message(
     thread, stop, errors = watch_in_thread(config, FAST)
     wait_for(lambda: not thread.is_alive(), "the watcher to exit")
     stop.set()
-    assert not errors, errors
-    assert not config.vault.exists()
+    said = [
+        f"{r.levelname} {r.name}: {r.getMessage()}" for r in caplog.records
+    ]  # for a rare failure under load
+    assert not errors, (errors, said)
+    assert not config.vault.exists(), (sorted(p.name for p in config.vault.rglob("*")), said)
     gone = [r for r in caplog.records if "was deleted; the watcher exits" in r.getMessage()]
-    assert len(gone) == 1
-    assert not [r for r in caplog.records if r.levelno >= logging.WARNING and r not in gone]
+    assert len(gone) == 1, said
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING and r not in gone], said

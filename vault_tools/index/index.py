@@ -185,6 +185,8 @@ class Index:
         except VaultError:
             raise
         except Exception as exc:
+            if not self.config.vault.is_dir():
+                raise  # the vault was deleted under the search: nothing to check (the watcher says so)
             log.warning(
                 "%s: a search failed (%s: %s); checking the index, then once more",
                 self.dir,
