@@ -128,7 +128,9 @@ def parse_query(
         return _parse_long(text, turns or [rest], tags, as_of)
     ahead, before = ahead_window(rest, as_of) if look_ahead else (None, rest)
     if ahead is not None:
-        ahead = replace(ahead, phrase=_as_written(text, ahead.phrase))  # shown: 下週, not 下周
+        at = folded.find(ahead.phrase)  # shown as the question wrote it: 下週, not 下周 (offsets hold)
+        if at >= 0:
+            ahead = replace(ahead, phrase=text[at : at + len(ahead.phrase)])
         return _parse_ahead(text, without_plan_words(before), tags, ahead, open_tasks)
     window, keywords = extract_time_window(rest, as_of) if rest else (None, "")
     terms: tuple[str, ...] = ()
@@ -292,14 +294,6 @@ def dialogue_turns(text: str) -> list[str]:
         if line:
             turns.append(line)
     return turns
-
-
-def _as_written(text: str, folded_phrase: str) -> str:
-    """``folded_phrase``, found in ``text`` read as Simplified, in the characters ``text`` has."""
-    from vault_tools.chinese import fold_cjk
-
-    at = fold_cjk(text).find(folded_phrase)
-    return text[at : at + len(folded_phrase)] if at >= 0 else folded_phrase
 
 
 def _parse_ahead(

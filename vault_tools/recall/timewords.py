@@ -686,6 +686,19 @@ _MAYBE_TIME = re.compile(
 )
 
 
+def _told(text: str, written: datetime.date) -> list[tuple[_Hit, datetime.date, datetime.date]]:
+    """The phrases of a note written on ``written`` that name real days, with those days; vague
+    words ("recently", "最近") left out. Traditional Chinese is read as Simplified (offsets hold)."""
+    text = fold_cjk(text)
+    if not _MAYBE_TIME.search(text):
+        return []
+    return [
+        (hit, hit.since, hit.until)
+        for hit in _scan(text, written)
+        if hit.resolved and hit.primary and not hit.vague and hit.since is not None and hit.until is not None
+    ]
+
+
 def mentioned_spans(text: str, written: datetime.date) -> list[tuple[datetime.date, datetime.date]]:
     """The periods a note written on ``written`` tells of, read as a question would be on that day.
 
@@ -693,14 +706,7 @@ def mentioned_spans(text: str, written: datetime.date) -> list[tuple[datetime.da
     month before. Vague words ("recently", "最近") and phrases that name no real date are left out.
     A question's time is often the time of the event, not of the note (:mod:`vault_tools.recall.ranking`).
     """
-    text = fold_cjk(text)
-    if not _MAYBE_TIME.search(text):
-        return []
-    spans = []
-    for hit in _scan(text, written):
-        if hit.resolved and hit.primary and not hit.vague and hit.since is not None and hit.until is not None:
-            spans.append((hit.since, hit.until))
-    return spans
+    return [(since, until) for _hit, since, until in _told(text, written)]
 
 
 def relative_spans(text: str, written: datetime.date) -> list[tuple[int, int, datetime.date, datetime.date]]:
@@ -709,14 +715,8 @@ def relative_spans(text: str, written: datetime.date) -> list[tuple[int, int, da
 
     Only phrases that move with ``written``; calendar dates and vague words are left out.
     """
-    text = fold_cjk(text)
-    if not _MAYBE_TIME.search(text):
-        return []
     return sorted(
-        (hit.start, hit.end, hit.since, hit.until)
-        for hit in _scan(text, written)
-        if hit.relative and hit.resolved and hit.primary and not hit.vague
-        if hit.since is not None and hit.until is not None
+        (hit.start, hit.end, since, until) for hit, since, until in _told(text, written) if hit.relative
     )
 
 

@@ -272,12 +272,13 @@ _LOADED: dict[Path, tuple[tuple[int, int], dict[str, Any]]] = {}
 
 
 def _load_cache(config: Config) -> dict[str, Any]:
+    """The cached files as last read: shared, so a caller copies it before changing it."""
     path = config.state_dir / CACHE_FILE
     try:
         stat = path.stat()
         key = (stat.st_size, stat.st_mtime_ns)
         if path in _LOADED and _LOADED[path][0] == key:
-            return dict(_LOADED[path][1])
+            return _LOADED[path][1]
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
@@ -288,7 +289,7 @@ def _load_cache(config: Config) -> dict[str, Any]:
         return {}
     _LOADED.clear()
     _LOADED[path] = (key, files)
-    return dict(files)
+    return files
 
 
 def _save_cache(config: Config, files: dict[str, Any]) -> None:
@@ -378,8 +379,8 @@ def find_upcoming(
     horizon = today + dt.timedelta(days=days)
     result = UpcomingResult(today.isoformat(), days, chat_)
     file_warnings: list[notes.Warning_] = []
-    cache = _load_cache(config)
-    loaded = dict(cache)
+    loaded = _load_cache(config)
+    cache = dict(loaded)
     fresh: dict[str, Any] = {}
     found: list[tuple[dt.date, str, int, UpcomingItem]] = []
     for path in _paths(config.vault, today, file_warnings):
