@@ -139,6 +139,35 @@ def test_what_is_said_leaves_out_thanks_and_whom_it_is_said_to(
     assert clauses.said(sentence, subject, frozenset({"Priya", "Tomas", "小周", "阿梅"})) == expected
 
 
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
+        ("Just wanted to let you know I joined the rowing club!", "joined the rowing club"),
+        ("Wanted to let you know that I'm moving to Leeds.", "moving to Leeds"),
+        (
+            "Just wanted to give you the heads up on what's been happening lately- I sold the old van.",
+            "sold the old van",
+        ),
+        ("Great news - I passed the driving test!", "passed the driving test"),
+        ("Not much has changed for me, but I adopted a kitten.", "adopted a kitten"),
+        ("I'm doing well, I just booked the ferry to Hydra.", "booked the ferry to Hydra"),
+        ("Things have been great since we last talked, I sold the old van.", "sold the old van"),
+        ("Haven't talked in a few days, wanted to let you know I quit the team.", "quit the team"),
+        ("Things have been wild!", ""),  # how things are going, and nothing else
+        # the preface stays when what it announces is in it
+        ("I want to tell you about my trip to Rome.", "want to tell you about my trip to Rome"),
+        ("Things are good between us now.", "Things are good between us now"),
+        ("跟你说个好消息，我下个月搬到杭州。", "下个月搬到杭州"),
+        ("我最近挺好的，刚开始学瑜伽。", "刚开始学瑜伽"),
+        ("告訴你個好消息，我下個月搬到高雄。", "下個月搬到高雄"),  # Traditional
+    ],
+)
+def test_the_words_that_announce_news_or_say_how_things_are_going_are_left_out(
+    sentence: str, expected: str
+) -> None:
+    assert clauses.said(sentence, "Tomas", frozenset({"Priya", "Tomas"})) == expected
+
+
 def test_the_gist_of_a_sentence_with_no_news_is_the_sentence_itself() -> None:
     assert clauses.gist("Thanks for asking, Priya!", None, frozenset({"Priya"})) == "Thanks for asking, Priya"
 

@@ -12,11 +12,14 @@ question back ("want to see?"), hedges and intensifiers ("really", "just", "kind
    photo of …]``, ``[voice message]``, ``<Media omitted>``, ``[图片]``) are not words anyone said:
    :func:`strip_media` drops them (from MEMORY.md items too).
 2. Openers go: greetings, interjections, discourse markers and the name they address ("Hey Mel!",
-   "Wow, Melanie!", "Guess what?", "By the way,", "哈哈，", "对了，").
+   "Wow, Melanie!", "Guess what?", "By the way,", "哈哈，", "对了，"), and the preface that announces
+   news instead of telling it ("Wanted to let you know", "Great news:", "Not much has changed,
+   but", 跟你说个好消息).
 3. The sentence is cut into clauses at dashes and semicolons and before "which", "and it",
    "but", "so" (Chinese: at ，；); a clause that says nothing specific (see
    :mod:`vault_tools.curation.salience`: chatter, a maxim, a question, words to the listener) goes.
-   At most :data:`MAX_CLAUSES` stay: the clauses that tell an event (someone did, started,
+   A clause that only says how things are going ("I'm doing well", "Things have been wild",
+   "Haven't talked in a while", 最近挺好的) goes too. At most :data:`MAX_CLAUSES` stay: the clauses that tell an event (someone did, started,
    changed or plans something) first, then others that stand on their own (not a fragment whose
    subject is the clause before: "it's so rewarding").
 4. Hedges and intensifiers go ("really", "just", "kinda"; 真的、其实).
@@ -49,7 +52,7 @@ MEDIA_NOTE = re.compile(
 _INTERJECTIONS = (
     r"hey|hi|hello|wow|whoa|woah|oh|ooh|aw+|yeah|yes|yep|yup|well|so|and|but|actually|anyway|anyways|"
     r"honestly|btw|fyi|by the way|guess what|oh man|omg|haha\w*|lol|"
-    r"unfortunately|fortunately|luckily|sadly|thankfully|also|plus|"
+    r"unfortunately|fortunately|luckily|sadly|thankfully|also|plus|yo|hiya|heya|howdy|"
     r"um+|uh+|hmm+|ah+|aha|yay|woohoo|you know what|oh my"
 )
 #: ... and words that do only when a comma or an exclamation follows ("Great, I …", not "Great Falls").
@@ -74,10 +77,36 @@ VOCATIVE = re.compile(r"[,，]\s*([A-Z][a-z]+|[\u4e00-\u9fff]{2,3})[\s!！.。?�
 VOCATIVE_FIRST = re.compile(r"^([A-Z][a-z]+|[\u4e00-\u9fff]{2,3})[,，]\s*")
 OPENER_ZH = re.compile(
     r"^\s*(?:(?:哈+|嘿+|哇+|嗯+|哦+|啊+|诶|哎+|呀|嗨|对了|话说|其实|说实话|顺便说一下|顺便说|顺便|那个|好吧|好的|是的|对|"
-    r"你知道吗|告诉你)[\s，,！!。~、…]*|(?:另外|不过|而且|总之|话说回来)[，,]\s*)"
+    r"你知道吗|(?:告诉你|跟你说|和你说)(?:一?个)?(?:好消息|事)?|(?:想)?(?:跟|和)你分享一下|好消息)[\s，,！!。~、…]*|(?:另外|不过|而且|总之|话说回来)[，,]\s*)"
 )
+#: "(I) just wanted to let you know (that)", "Not much has changed for me, but": the words that
+#: announce news before telling it.
+PREFACE = re.compile(
+    r"^\s*(?i:(?:i\s+)?(?:just\s+)?(?:wanted|want|had|have|needed|need)\s+to\s+(?:let you know|tell you|share"
+    r"(?: with you)?|give you (?:a|the) heads[- ]up|fill you in|update you|catch you up)"
+    r"(?:\s+(?:on|about)\s+(?:what(?:'s|’s| has) (?:been )?(?:happening|going on|happened|up)|my (?:week|day|weekend|news)"
+    r"|some news|something|things|everything)(?:\s+(?:lately|recently|with me))?)?(?!\s+(?:about|on|of)\b)(?:\s+that)?"
+    r"|(?:great|good|big|exciting|some|happy) news(?=\s*[-–—:,!])"
+    r"|not (?:much|a lot) (?:new|has changed|going on|happening)(?: (?:with|for) me)?(?:,?\s+but)?)"
+    r"(?=[\s,.;:!?–—-]|$)[\s,.;:!?–—-]*"
+)
+#: What says only how things are going: "I'm doing well", "Things have been wild lately",
+#: "Haven't talked in a while", 最近挺好的.
+_STATUS = (
+    r"(?i:(?:(?:lately|recently|honestly),?\s+)?(?:(?:i'm|i’m|i am|i've been|i’ve been|we're|we’re|we've been|been"
+    r"|things (?:have been|are|were)|life (?:has been|is)|it's been|it’s been|all (?:is|good))\s+"
+    r"(?:(?:really|so|pretty|very|quite|super|a bit)\s+)?(?:doing\s+)?(?:good|great|well|fine|ok|okay|alright|wild|crazy"
+    r"|busy|hectic|nuts|awesome|amazing|a (?:wild ride|while|blast))(?:\s+(?:lately|recently|here|too|as well|overall"
+    r"|since (?:we|our) last (?:talked|spoke|chatted|chat)))?"
+    r"|(?:haven't|haven’t|have not) (?:talked|chatted|spoken|caught up)(?: in (?:a (?:while|few days|bit)|ages|forever"
+    r"|some time))?|long time no (?:see|talk|chat)|it's been a while|it’s been a while))"
+    r"|(?:我|我们)?(?:最近|这阵子|这段时间)?(?:都|还)?(?:挺|很|蛮|还)?(?:好|不错|忙)的?"
+)
+STATUS = re.compile(rf"^(?:{_STATUS})[\s.!！。,，]*$")
+#: The same opening a sentence whose news follows ("I'm doing well, I just had a picnic").
+STATUS_FIRST = re.compile(rf"^\s*(?:{_STATUS})(?:\s*[,;:，；!！]|\s+[-–—])\s*(?=\S)")
 CLAUSE_BREAK = re.compile(
-    r"\s+[-–—]+\s+|;\s+|\s*[；]\s*|，|,?\s+(?=(?:which|and it(?:'s| was| is))\s)|,\s+(?=(?:but|so|because)\s)"
+    r"(?<=[a-z])-\s+|\s+[-–—]+\s+|;\s+|\s*[；]\s*|，|,?\s+(?=(?:which|and it(?:'s| was| is))\s)|,\s+(?=(?:but|so|because)\s)"
 )
 #: "… and found it inspiring", "… and is excited about it": how the news felt, after the news.
 AFTERTHOUGHT = re.compile(
@@ -214,6 +243,8 @@ def drop_openers(text: str) -> str:
         before = text
         text = OPENER.sub("", text, count=1)
         text = THANKS.sub("", text, count=1)
+        text = PREFACE.sub("", text, count=1)
+        text = STATUS_FIRST.sub("", text, count=1)
         opener = OPENER_ZH.match(fold_cjk(text))  # 對了 as 对了; one character for one: the offset holds
         text = text[opener.end() :] if opener else text
         if text == before:
@@ -224,7 +255,7 @@ def drop_openers(text: str) -> str:
 def telling(parts: list[str]) -> list[str]:
     """The clauses worth keeping, in the order said: the event clauses first, then others that say
     something on their own (not chatter, a question or a fragment: "it was so powerful")."""
-    said = [(p, r) for p in parts if (r := salience.read(p)).usable]
+    said = [(p, r) for p in parts if (r := salience.read(p)).usable and not STATUS.match(fold_cjk(p))]
     events = [p for p, r in said if r.event and (r.disclosure or r.names or r.dated)]
     if events and not CJK_RUN.search(events[0]):  # a Chinese clause leans on the next one
         rest = [p for p, r in said if p not in events and not r.fragment]
