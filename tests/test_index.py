@@ -182,6 +182,9 @@ def test_tag_filter_matches_nested_tags_by_prefix(idx: Index) -> None:
     assert filtered(idx, tag_filter("te")) == []  # a prefix of a name is not a parent tag
     assert len(filtered(idx, tag_filter("技术"))) == 1
     assert len(filtered(idx, tag_filter("技术/前端/react"))) == 1
+    assert (
+        len(filtered(idx, tag_filter("#技術/前端"))) == 1
+    )  # Traditional finds the tag written in Simplified
     assert len(filtered(idx, tag_filter("daily"))) == 4  # front-matter tags apply to every entry
 
 
@@ -199,6 +202,7 @@ def test_date_and_visibility_filters(idx: Index) -> None:
 def test_tag_prefixes() -> None:
     assert index_documents.tag_prefixes("#技术/前端/React") == ["技术", "技术/前端", "技术/前端/react"]
     assert index_documents.tag_prefixes("a//b/") == ["a", "a/b"]
+    assert index_documents.tag_prefixes("#決定") == index_documents.tag_prefixes("#决定") == ["决定"]
 
 
 def test_identical_entries_in_one_file_are_indexed_once(vault: Path, idx: Index) -> None:

@@ -20,6 +20,7 @@ from collections.abc import Container, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from vault_tools.chinese import fold_cjk
 from vault_tools.index import whoosh_private
 from vault_tools.index.analysis import CountedText, index_term_counts, text_analyzer
 from vault_tools.notes import model as notes
@@ -29,7 +30,8 @@ from vault_tools.notes import model as notes
 #: positions was ~95% of the time Whoosh spent reading a posting block). 7: start/end lines are
 #: the lines a document was written with; index_lines.LINES_FILE says where a kept entry is now.
 #: 8: tasks are marked open or done (F_TASK), so "what is still on my list?" can ask for the open ones.
-SCHEMA_VERSION = 8
+#: 9: tag paths are folded to Simplified Chinese (#決定 and #决定 are one tag).
+SCHEMA_VERSION = 9
 
 
 # Field names. Stored fields come back in ``hit.fields()``; see IndexedEntry.
@@ -130,8 +132,9 @@ def day_from_number(number: int) -> dt.date:
 
 
 def tag_prefixes(tag: str) -> list[str]:
-    """``技术/前端/React`` → ``["技术", "技术/前端", "技术/前端/react"]`` (lower-cased)."""
-    parts = [p for p in tag.strip().lstrip("#").lower().split("/") if p]
+    """``技术/前端/React`` → ``["技术", "技术/前端", "技术/前端/react"]`` (lower-cased, and Traditional
+    Chinese folded: ``#決定`` is ``#决定``, as a note reads it with :meth:`Entry.has_tag`)."""
+    parts = [p for p in fold_cjk(tag.strip().lstrip("#").lower()).split("/") if p]
     return ["/".join(parts[: i + 1]) for i in range(len(parts))]
 
 
