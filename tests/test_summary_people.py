@@ -29,6 +29,8 @@ from vault_tools.summaries.write import Options, summarize
         ("欧阳娜娜的狗丢了。", None),  # a two-character family name is not among the common ones
         ("李小龙去了美国。", "李小龙"),
         ("王芳的猫生病了。", "王芳"),
+        ("王明明在杭州找到了新工作。", "王明明"),  # a doubled given name, not 王明 before 明
+        ("王明明天去上海。", "王明"),
         ("小时候我住在海边。", None),
         ("周末去爬山了。", None),
         ("马上要交报告了。", None),

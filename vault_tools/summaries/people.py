@@ -56,6 +56,7 @@ PREDICATE_START_ZH = (
 CJK_NAME_CHAR = r"[\u4e00-\u9fff]"
 NAME_ZH = re.compile(
     rf"^(?:(?P<kin>{KIN_ZH})|(?P<familiar>[小老阿]{CJK_NAME_CHAR})"
+    rf"|[{SURNAMES_ZH}](?P<doubled>{CJK_NAME_CHAR})(?P=doubled)"  # 王明明: not 王明 before 明天
     rf"|(?P<full>[{SURNAMES_ZH}]{CJK_NAME_CHAR}{{1,2}}?))(?=(?:{PREDICATE_START_ZH}))"
 )
 #: Words shaped like a name that are not one ("小时候", "老是", "马上", "周末", "高兴").
