@@ -158,3 +158,28 @@ def test_a_statement_that_says_again_what_is_kept_brings_little_new() -> None:
     remember(kept, content_words("adopted a rescue greyhound named Biscuit on Saturday"))
     assert new_share(content_words("Biscuit the rescue greyhound is mine since Saturday"), kept) < NEW_SHARE
     assert new_share(content_words("started evening classes in Portuguese"), kept) > NEW_SHARE
+
+
+def test_a_months_summary_tells_a_persons_weeks_apart(tmp_path: Path) -> None:
+    """A month gives a person a bullet per week they said something in, each citing its own
+    note, in the order they happened: not one line that runs through the whole month."""
+    weeks = {
+        "2026-03-03": [
+            ("Tomas", "I signed the lease for a bakery on Elm Street in Leeds."),
+            ("Priya", "我领养了一只叫豆豆的灰狗。"),
+        ],
+        "2026-03-17": [
+            ("Tomas", "We opened the bakery with my brother Idris on Saturday."),
+            ("Priya", "我带豆豆去哈罗盖特参加比赛，跑了第一名。"),
+        ],
+    }
+    notes: dict[str, str] = {}
+    for day, lines in weeks.items():
+        notes |= chat(lines, day)
+    bullets = summary_bullets(tmp_path, notes, week="2026-03")
+    tomas = [b for b in bullets if b.startswith("- **Tomas**")]
+    priya = [b for b in bullets if b.startswith("- **Priya**")]
+    assert len(tomas) == len(priya) == 2
+    assert "lease" in tomas[0] and "[[2026-03-03|" in tomas[0] and "2026-03-17" not in tomas[0]
+    assert "opened the bakery" in tomas[1] and "[[2026-03-17|" in tomas[1]
+    assert "灰狗" in priya[0] and "第一名" in priya[1]

@@ -296,7 +296,8 @@ def build_summary(
     listeners = people | {e.speaker for e in entries if e.speaker}
     rarity = told.Rarity.of(entries)
     bullets = [b for insight in found for b in rules_bullets(insight, period, people, listeners, rarity)]
-    budget = max(SUMMARY_MIN_WORDS, round(SUMMARY_SHARE * sum(statement_words(e) for e in entries)))
+    share = SUMMARY_SHARE * (MONTH_SHARE if period.kind == "month" else 1.0)
+    budget = max(SUMMARY_MIN_WORDS, round(share * sum(statement_words(e) for e in entries)))
     return Summary(
         period=period,
         language=language_of(entries),
@@ -434,6 +435,9 @@ def sentence_naming(entry: notes.Entry, phrase: str) -> str | None:
 #: week's lines again.
 SUMMARY_SHARE = 0.38
 SUMMARY_MIN_WORDS = 80  # a quiet week's few bullets are all kept
+#: A month's summary says its highlights: this share of a week's words per note word, its
+#: weeks told apart (see :func:`merge_same_things`).
+MONTH_SHARE = 0.5
 
 
 def statement_words(entry: notes.Entry) -> int:
@@ -530,13 +534,24 @@ def same_thing(a: Bullet, b: Bullet) -> bool:
     return a.section == b.section or (a.person and "open" not in (a.section, b.section))
 
 
-def merge_same_things(bullets: list[Bullet]) -> list[Bullet]:
-    """One bullet per person, or per topic and section: their statements joined, in the order said
-    (a statement that repeats one already there adds only its sources)."""
+def merge_same_things(bullets: list[Bullet], by_week: bool = False) -> list[Bullet]:
+    """One bullet per person, or per topic and section (``by_week``: and per week, so a month's
+    summary says what happened to someone week by week, not in one long line): their statements
+    joined, in the order said (a statement that repeats one already there adds only its sources)."""
     ordered = sorted(bullets, key=lambda b: (first_day(b), min(e.start_line for e in b.sources)))
     groups: list[list[Bullet]] = []
     for bullet in ordered:
-        home = next((g for g in groups if len(g) < MERGE_AT_MOST and same_thing(g[-1], bullet)), None)
+        week = first_day(bullet).isocalendar()[:2] if by_week else None
+        home = next(
+            (
+                g
+                for g in groups
+                if len(g) < MERGE_AT_MOST
+                and same_thing(g[-1], bullet)
+                and (week is None or first_day(g[-1]).isocalendar()[:2] == week)
+            ),
+            None,
+        )
         if home is None:
             groups.append([bullet])
         elif not any(repeats(bullet.text, b.text) for b in home):
@@ -566,7 +581,7 @@ def select(bullets: list[Bullet], period: Period, budget: int | None = None) -> 
     """The most important bullets of each section, grouped by topic (see the module docstring)."""
     factor = 2 if period.kind == "month" else 1
     if budget is not None:
-        bullets = merge_same_things(within_budget(bullets, budget))
+        bullets = merge_same_things(within_budget(bullets, budget), by_week=period.kind == "month")
     chosen: list[Bullet] = []
     for section in SECTIONS:
         members = [b for b in bullets if b.section == section]
@@ -577,7 +592,7 @@ def select(bullets: list[Bullet], period: Period, budget: int | None = None) -> 
         for number, bullet in enumerate(members):
             best.setdefault(bullet.topic, bullet.score)
             order.setdefault(bullet.topic, number)
-        members.sort(key=lambda b: (-best[b.topic], order[b.topic], -b.score, first_day(b)))
+        members.sort(key=lambda b: (-best[b.topic], order[b.topic], first_day(b), -b.score))
         chosen += members
     return chosen
 
