@@ -52,6 +52,11 @@ def test_sentences_end_where_people_end_them(text: str, expected: list[str]) -> 
         ("That's so cool, thanks!", False),
         ("You'd be a great counselor!", False),  # words to the listener
         ("你真厉害！", False),
+        ("Agreed!", False),  # assent, luck and hope: a reply, not news
+        ("No doubts.", False),
+        ("Keep those fingers crossed!", False),
+        ("Good luck with that!", False),
+        ("I crossed the Alps on foot.", True),
         ("I ran a charity race for mental health last Saturday.", True),
         ("Caroline is researching adoption agencies.", True),
         ("我上个月搬到了杭州，离公司近多了。", True),
