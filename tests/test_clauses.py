@@ -154,6 +154,9 @@ def test_what_is_said_leaves_out_thanks_and_whom_it_is_said_to(
         ("Things have been great since we last talked, I sold the old van.", "sold the old van"),
         ("Haven't talked in a few days, wanted to let you know I quit the team.", "quit the team"),
         ("Things have been wild!", ""),  # how things are going, and nothing else
+        ("Some pretty cool stuff happened since we talked.", ""),
+        ("So much has happened since we last talked, I moved to Leeds!", "moved to Leeds"),
+        ("Crazy things happened at work: I got promoted.", "Crazy things happened at work: I got promoted"),
         # the preface stays when what it announces is in it
         ("I want to tell you about my trip to Rome.", "want to tell you about my trip to Rome"),
         ("Things are good between us now.", "Things are good between us now"),
@@ -185,6 +188,10 @@ def test_the_gist_of_a_sentence_with_no_news_is_the_sentence_itself() -> None:
         ("小周在杭州买了房", False),  # 在 a place
         ("我最近在学游泳", True),
         ("小周現在在學游泳", True),  # Traditional
+        ("Still working on opening the bakery", True),  # the speaker left unsaid, as in a chat
+        ("Currently training for the Leeds marathon", True),
+        ("Still thinking about it", False),
+        ("Working out is good for you", False),  # no "still", "currently": an -ing subject
     ],
 )
 def test_what_someone_else_is_in_the_middle_of(text: str, ongoing: bool) -> None:

@@ -99,7 +99,9 @@ _STATUS = (
     r"|busy|hectic|nuts|awesome|amazing|a (?:wild ride|while|blast))(?:\s+(?:lately|recently|here|too|as well|overall"
     r"|since (?:we|our) last (?:talked|spoke|chatted|chat)))?"
     r"|(?:haven't|haven’t|have not) (?:talked|chatted|spoken|caught up)(?: in (?:a (?:while|few days|bit)|ages|forever"
-    r"|some time))?|long time no (?:see|talk|chat)|it's been a while|it’s been a while))"
+    r"|some time))?|long time no (?:see|talk|chat)|it's been a while|it’s been a while"
+    r"|(?:a lot|(?:so )?much|lots|(?:(?:some|a few) )?(?:\w+ ){0,2}(?:stuff|things)) (?:has |have )?(?:been )?happen(?:ed|ing)"
+    r"(?: (?:lately|recently|since (?:we|our)(?: last)? (?:talked|spoke|chatted|chat)))?))"
     r"|(?:我|我们)?(?:最近|这阵子|这段时间)?(?:都|还)?(?:挺|很|蛮|还)?(?:好|不错|忙)的?"
 )
 STATUS = re.compile(rf"^(?:{_STATUS})[\s.!！。,，]*$")
@@ -154,6 +156,7 @@ ONGOING = re.compile(
     r"(?!(?:amazing|interesting|exciting|inspiring|boring|relaxing|rewarding|challenging|caring|charming"
     r"|surprising|encouraging|fascinating|overwhelming|refreshing|satisfying|promising|outgoing|loving)\b)"
     r"[a-z]{3,}ing(?![a-z]))"
+    r"|^(?i:(?:still|currently|now|also)\s+)+(?!(?:feeling|loving|hoping|thinking|wondering)\b)[a-z]{3,}ing(?![a-z])"
     r"|(?:我|我们)(?:最近|现在|一直|还)?(?:在|正在)(?!想|考虑)[\u4e00-\u9fff]"
     r"|(?:正在|(?:最近|现在|一直)在)(?!想|考虑)[\u4e00-\u9fff]"
 )
