@@ -10,6 +10,7 @@ import pytest
 from helpers import write
 
 from vault_tools.config import load_config
+from vault_tools.notes.model import read_note
 from vault_tools.summaries import text as summary_text
 from vault_tools.summaries import told
 from vault_tools.summaries.text import Period
@@ -183,3 +184,54 @@ def test_a_months_summary_tells_a_persons_weeks_apart(tmp_path: Path) -> None:
     assert "lease" in tomas[0] and "[[2026-03-03|" in tomas[0] and "2026-03-17" not in tomas[0]
     assert "opened the bakery" in tomas[1] and "[[2026-03-17|" in tomas[1]
     assert "灰狗" in priya[0] and "第一名" in priya[1]
+
+
+@pytest.mark.usefixtures("busy_week")
+def test_notes_about_a_person_keep_the_statements_worth_most_per_word(tmp_path: Path) -> None:
+    """Short notes an agent writes about someone: under a tight budget the week's events with
+    content go in before a long line the heartbeat scores high (#remember) but that says little."""
+    lines = [
+        "Priya said that her whole family always thought that the old house on the hill was a wonderful "
+        "and important place for all of them, and that it still means a great deal to everyone #remember",
+        "Priya signed the lease for a bakery on Elm Street in Leeds.",
+        "Priya ran the Leeds half marathon in 1:52.",
+        "The weather was grey all week.",
+    ]
+    body = "".join(f"- {9 + n}:00 {line}\n" for n, line in enumerate(lines))
+    bullets = summary_bullets(tmp_path, {"2026-03-04": f"---\ndate: 2026-03-04\n---\n## Notes\n\n{body}"})
+    text = "\n".join(bullets)
+    assert "lease for a bakery" in text and "half marathon" in text
+    assert "old house" not in text
+
+
+@pytest.mark.parametrize(
+    ("person", "long", "short"),
+    [
+        (
+            "小林",
+            "说他们全家一直都觉得山上那座老房子是个很重要、很有意义的地方，大家到现在都很怀念",
+            ["签了面包店的租约", "跑了半程马拉松"],
+        ),
+        (
+            "Priya",
+            "said the old house on the hill still means a great deal to the whole family",
+            ["signed the lease", "ran a half marathon"],
+        ),
+    ],
+)
+def test_a_persons_statements_are_budgeted_by_worth_per_word_not_by_their_entrys_score(
+    tmp_path: Path, person: str, long: str, short: list[str]
+) -> None:
+    """The statements of notes about a person share their entry's score, so the score cannot tell
+    them apart: the budget takes them by what they tell per word."""
+    note = tmp_path / "memory" / "2026-03-04.md"
+    write(note, "- 09:00 a note\n")
+    (entry,) = read_note(note, tmp_path).entries
+
+    def statement(text: str, score: float, worth: float) -> summary_text.Bullet:
+        return summary_text.Bullet("events", person, text, score, (entry,), person=True, worth=worth)
+
+    bullets = [statement(long, 0.9, 2.0), *(statement(text, 0.5, 3.0) for text in short)]
+    budget = sum(summary_text.words(text) + 1 for text in short)
+    kept = [b.text for b in summary_text.within_budget(bullets, budget)]
+    assert kept == short

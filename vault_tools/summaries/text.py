@@ -487,11 +487,14 @@ NEW_SHARE = 0.5
 
 def budget_order(bullet: Bullet) -> tuple[bool, bool, float, float, dt.date, str]:
     """Which bullets the budget takes first: open threads; then, of a chat, the clauses worth most
-    per word; of notes, the news (events, decisions, plans, lessons, preferences), the heartbeat's
-    strongest first, then by worth per word."""
+    per word; of notes, the news (events, decisions, plans, lessons, preferences): a person's
+    statements by worth per word (they share their entry's score), a topic's bullets the
+    heartbeat's strongest first, then by worth per word."""
     opened = bullet.section != "open"
     if said_in_a_chat(bullet):
         return (opened, False, -density(bullet), 0.0, first_day(bullet), bullet.text)
+    if bullet.person:
+        return (opened, not bullet.news, -density(bullet), -bullet.score, first_day(bullet), bullet.text)
     return (opened, not bullet.news, -bullet.score, -density(bullet), first_day(bullet), bullet.text)
 
 
