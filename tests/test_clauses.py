@@ -155,6 +155,12 @@ def test_what_is_said_leaves_out_thanks_and_whom_it_is_said_to(
         ("Haven't talked in a few days, wanted to let you know I quit the team.", "quit the team"),
         ("Things have been wild!", ""),  # how things are going, and nothing else
         ("Some pretty cool stuff happened since we talked.", ""),
+        ("Something exciting happened recently for me!", ""),
+        (
+            "Last week was wild, something incredible happened - I got a deal with an outdoor gear company.",
+            "got a deal with an outdoor gear company",
+        ),
+        ("That's impressive, I bet.", ""),
         ("So much has happened since we last talked, I moved to Leeds!", "moved to Leeds"),
         ("Crazy things happened at work: I got promoted.", "Crazy things happened at work: I got promoted"),
         # the preface stays when what it announces is in it

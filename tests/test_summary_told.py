@@ -235,3 +235,22 @@ def test_a_persons_statements_are_budgeted_by_worth_per_word_not_by_their_entrys
     budget = sum(summary_text.words(text) + 1 for text in short)
     kept = [b.text for b in summary_text.within_budget(bullets, budget)]
     assert kept == short
+
+
+@pytest.mark.parametrize(
+    ("guess", "marker"),
+    [
+        ("I bet you were thrilled when everything finally worked out!", "thrilled"),
+        ("我猜你终于搬进了新家。", "新家"),
+    ],
+)
+def test_a_guess_about_the_listener_is_not_news_of_the_speaker(
+    tmp_path: Path, guess: str, marker: str
+) -> None:
+    """ "I bet you…", 我猜你…: what the speaker imagines of the listener, though it tells of
+    something that happened, is not what happened to the speaker."""
+    lines = [("Tomas", "I signed the lease for a bakery on Elm Street in Leeds."), ("Priya", guess)]
+    lines += [("Priya", "我领养了一只叫豆豆的灰狗。")]
+    bullets = "\n".join(summary_bullets(tmp_path, chat(lines)))
+    assert "signed the lease for a bakery" in bullets and "灰狗" in bullets
+    assert marker not in bullets

@@ -100,8 +100,12 @@ _STATUS = (
     r"|since (?:we|our) last (?:talked|spoke|chatted|chat)))?"
     r"|(?:haven't|haven’t|have not) (?:talked|chatted|spoken|caught up)(?: in (?:a (?:while|few days|bit)|ages|forever"
     r"|some time))?|long time no (?:see|talk|chat)|it's been a while|it’s been a while"
-    r"|(?:a lot|(?:so )?much|lots|(?:(?:some|a few) )?(?:\w+ ){0,2}(?:stuff|things)) (?:has |have )?(?:been )?happen(?:ed|ing)"
-    r"(?: (?:lately|recently|since (?:we|our)(?: last)? (?:talked|spoke|chatted|chat)))?))"
+    r"|(?:a lot|(?:so )?much|lots|something(?: \w+)?|(?:(?:some|a few) )?(?:\w+ ){0,2}(?:stuff|things))"
+    r" (?:has |have )?(?:been )?happen(?:ed|ing)"
+    r"(?: (?:lately|recently|this week|last week|since (?:we|our)(?: last)? (?:talked|spoke|chatted|chat)))?"
+    r"(?: (?:for|to|with) me)?"
+    r"|(?:last week|this week|the (?:last|past) (?:few )?(?:days|weeks)|life|work|school|everything) (?:was|has been|is)"
+    r" (?:(?:so|pretty|really|super) )?(?:wild|crazy|busy|hectic|nuts|intense|a blast|a whirlwind)))"
     r"|(?:我|我们)?(?:最近|这阵子|这段时间)?(?:都|还)?(?:挺|很|蛮|还)?(?:好|不错|忙)的?"
 )
 STATUS = re.compile(rf"^(?:{_STATUS})[\s.!！。,，]*$")

@@ -124,7 +124,7 @@ PLEASANTRY = frozenset(
     always never ever forever keep keeping hope hoping wish best better well welcome hear heard glad
     tell told say said talk talking chat catch care take taking time times day days life people friend
     friends moment moments stuff lot today yesterday week weekend tonight now soon later again agreed
-    doubt doubts fingers crossed luck enough""".split()  # noqa: SIM905
+    doubt doubts fingers crossed luck enough impressive bet""".split()  # noqa: SIM905
 )
 PLEASANTRY_ZH = re.compile(
     r"哈+|嘿+|哇+|嗯+|哦+|啊+|呀|吧|呢|啦|嘛|真的|真是|太|好|棒|厉害|开心|高兴|谢谢|感谢|多谢|加油|恭喜|"

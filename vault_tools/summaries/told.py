@@ -96,6 +96,14 @@ AHEAD = re.compile(
 )
 
 
+#: "(I) bet you…", "can imagine all the work you…", 我猜你…: the speaker's guess about the
+#: listener, whatever happened in it.
+STANCE = re.compile(
+    r"(?i:(?:i\s+)?(?:bet|can (?:only )?imagine|imagine|hope|guess|wish|am sure|'m sure|’m sure|know|trust"
+    r"|believe|think)(?![a-z]))|^(?:我)?(?:猜|相信|希望|想|觉得|知道|估计)"
+)
+
+
 def is_event(sentence: salience.Sentence) -> bool:
     """Someone did, started, changed or plans something (and it says who or when), or is in the
     middle of something ("I'm researching adoption agencies")."""
@@ -114,7 +122,12 @@ def statements_of(entry: notes.Entry, subject: str, listeners: frozenset[str], r
         if not (event or says_of(sentence, subject)):
             continue  # "Dogs are the best.": not news of the person
         text = clauses.said(insights.strip_label(insights.plain(sentence.text)), subject, listeners)
-        if text and entry.speaker and not event and salience.SECOND_PERSON.search(text):
+        if (
+            text
+            and entry.speaker
+            and (not event or STANCE.match(fold_cjk(text)))
+            and salience.SECOND_PERSON.search(text)
+        ):
             continue  # in a chat, about the listener: "so happy they gave you a warm welcome"
         if text:
             news = (1 + clauses.recent(sentence.text)) if event else 0
