@@ -296,8 +296,7 @@ def build_summary(
     listeners = people | {e.speaker for e in entries if e.speaker}
     rarity = told.Rarity.of(entries)
     bullets = [b for insight in found for b in rules_bullets(insight, period, people, listeners, rarity)]
-    share = SUMMARY_SHARE * (MONTH_SHARE if period.kind == "month" else 1.0)
-    budget = max(SUMMARY_MIN_WORDS, round(share * sum(statement_words(e) for e in entries)))
+    budget = word_budget(sum(statement_words(e) for e in entries), period)
     return Summary(
         period=period,
         language=language_of(entries),
@@ -438,6 +437,12 @@ SUMMARY_MIN_WORDS = 80  # a quiet week's few bullets are all kept
 #: A month's summary says its highlights: this share of a week's words per note word, its
 #: weeks told apart (see :func:`merge_same_things`).
 MONTH_SHARE = 0.5
+
+
+def word_budget(stated: int, period: Period) -> int:
+    """How many words the summary of ``period`` may spend, its notes stating ``stated`` words."""
+    share = SUMMARY_SHARE * (MONTH_SHARE if period.kind == "month" else 1.0)
+    return max(SUMMARY_MIN_WORDS, round(share * stated))
 
 
 def statement_words(entry: notes.Entry) -> int:
