@@ -434,15 +434,12 @@ def sentence_naming(entry: notes.Entry, phrase: str) -> str | None:
 #: week's lines again.
 SUMMARY_SHARE = 0.38
 SUMMARY_MIN_WORDS = 80  # a quiet week's few bullets are all kept
-#: A month's summary says its highlights: this share of a week's words per note word, its
-#: weeks told apart (see :func:`merge_same_things`).
-MONTH_SHARE = 0.5
 
 
 def word_budget(stated: int, period: Period) -> int:
-    """How many words the summary of ``period`` may spend, its notes stating ``stated`` words."""
-    share = SUMMARY_SHARE * (MONTH_SHARE if period.kind == "month" else 1.0)
-    return max(SUMMARY_MIN_WORDS, round(share * stated))
+    """How many words the summary of ``period`` may spend, its notes stating ``stated`` words (a
+    month as its weeks: halving it measured as a month of open threads and little else)."""
+    return max(SUMMARY_MIN_WORDS, round(SUMMARY_SHARE * stated))
 
 
 def statement_words(entry: notes.Entry) -> int:
