@@ -161,6 +161,10 @@ def test_what_is_said_leaves_out_thanks_and_whom_it_is_said_to(
             "got a deal with an outdoor gear company",
         ),
         ("That's impressive, I bet.", ""),
+        ("Haven't seen you since we last talked.", ""),
+        ("That is great Priya!", ""),  # praise and the listener's name, no comma
+        ("I met Priya.", "met Priya"),  # a name after a verb is no vocative
+        ("Meet me at the bakery at 8:30 :)", "Meet me at the bakery at 8:30"),
         ("So much has happened since we last talked, I moved to Leeds!", "moved to Leeds"),
         ("Crazy things happened at work: I got promoted.", "Crazy things happened at work: I got promoted"),
         # the preface stays when what it announces is in it

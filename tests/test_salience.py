@@ -56,6 +56,8 @@ def test_sentences_end_where_people_end_them(text: str, expected: list[str]) -> 
         ("No doubts.", False),
         ("Keep those fingers crossed!", False),
         ("Good luck with that!", False),
+        ("<3", False),  # a face, not a word
+        ("Yum!", False),
         ("I crossed the Alps on foot.", True),
         ("I ran a charity race for mental health last Saturday.", True),
         ("Caroline is researching adoption agencies.", True),
@@ -167,3 +169,17 @@ def test_specificity_weighs_rare_words_and_needs_a_window(tmp_path: Path) -> Non
     assert insights.specificity(rare, frequency, 1) == 0.0
     small = insights.specificity(rare, frequency, 8)
     assert 0 < small < insights.specificity(rare, frequency, 80)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "event"),
+    [
+        ("Gonna keep grinding and moving ahead.", False),  # resolve to go on, not a plan
+        ("I will keep pushing forward.", False),
+        ("It's been a wild ride but I'm gonna make it.", False),
+        ("I'm gonna start training for the Leeds marathon.", True),
+        ("I kept the receipts.", True),
+    ],
+)
+def test_the_resolve_to_keep_going_is_no_event(sentence: str, event: bool) -> None:
+    assert salience.read(sentence).event is event

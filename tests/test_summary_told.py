@@ -242,6 +242,7 @@ def test_a_persons_statements_are_budgeted_by_worth_per_word_not_by_their_entrys
     [
         ("I bet you were thrilled when everything finally worked out!", "thrilled"),
         ("我猜你终于搬进了新家。", "新家"),
+        ("So glad to hear you finally moved into the new flat in Porto!", "Porto"),
     ],
 )
 def test_a_guess_about_the_listener_is_not_news_of_the_speaker(

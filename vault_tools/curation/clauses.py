@@ -73,6 +73,11 @@ THANKS = re.compile(
 )
 #: "…, Gina!", "…, Mel.": the name of the person spoken to, closing a sentence (a vocative).
 VOCATIVE = re.compile(r"[,，]\s*([A-Z][a-z]+|[\u4e00-\u9fff]{2,3})[\s!！.。?？…~]*$")
+#: "That's great Jon!": the listener's name after praise or thanks, no comma.
+VOCATIVE_BARE = re.compile(
+    r"(?i:great|awesome|cool|nice|amazing|wonderful|fantastic|incredible|thanks|thank you|congrats)"
+    r"\s+([A-Z][a-z]+)[\s!！.。?？…~]*$"
+)
 #: "Mel, I …", "小林，我…": the name of the person spoken to, opening a sentence.
 VOCATIVE_FIRST = re.compile(r"^([A-Z][a-z]+|[\u4e00-\u9fff]{2,3})[,，]\s*")
 OPENER_ZH = re.compile(
@@ -98,8 +103,9 @@ _STATUS = (
     r"(?:(?:really|so|pretty|very|quite|super|a bit)\s+)?(?:doing\s+)?(?:good|great|well|fine|ok|okay|alright|wild|crazy"
     r"|busy|hectic|nuts|awesome|amazing|a (?:wild ride|while|blast))(?:\s+(?:lately|recently|here|too|as well|overall"
     r"|since (?:we|our) last (?:talked|spoke|chatted|chat)))?"
-    r"|(?:haven't|haven’t|have not) (?:talked|chatted|spoken|caught up)(?: in (?:a (?:while|few days|bit)|ages|forever"
-    r"|some time))?|long time no (?:see|talk|chat)|it's been a while|it’s been a while"
+    r"|(?:(?:will|'ll|’ll) )?keep you (?:posted|updated|in the loop)"
+    r"|(?:haven't|haven’t|have not) (?:seen you|talked|chatted|spoken|caught up)(?: in (?:a (?:while|few days|bit)|ages|forever"
+    r"|some time))?(?: since (?:we|our) last (?:talked|spoke|chatted|chat))?|long time no (?:see|talk|chat)|it's been a while|it’s been a while"
     r"|(?:a lot|(?:so )?much|lots|something(?: \w+)?|(?:(?:some|a few) )?(?:\w+ ){0,2}(?:stuff|things))"
     r" (?:has |have )?(?:been )?happen(?:ed|ing)"
     r"(?: (?:lately|recently|this week|last week|since (?:we|our)(?: last)? (?:talked|spoke|chatted|chat)))?"
@@ -193,7 +199,7 @@ def gist(sentence: str, subject: str | None = None, listeners: frozenset[str] = 
 def said(sentence: str, subject: str | None = None, listeners: frozenset[str] = frozenset()) -> str:
     """The clauses of ``sentence`` that carry its news, "" when none does. ``listeners``: the
     people it may be said to, whose name closing the sentence is a vocative ("…, Gina!")."""
-    text = strip_media(sentence).strip()
+    text = salience.EMOTICON.sub("", strip_media(sentence)).strip()
     opened = drop_vocative(drop_openers(text), listeners)
     parts = [p.strip(" ,，") for p in CLAUSE_BREAK.split(opened) if p and p.strip(" ,，")]
     kept = telling(parts)
@@ -209,9 +215,9 @@ def said(sentence: str, subject: str | None = None, listeners: frozenset[str] = 
 def drop_vocative(text: str, listeners: frozenset[str]) -> str:
     """``text`` without the name of one of ``listeners`` that opens or closes it ("Mel, I …",
     "That race sounds great, Mel!"): whom it is said to, not what it says."""
-    closing = VOCATIVE.search(text)
+    closing = VOCATIVE.search(text) or VOCATIVE_BARE.search(text)
     if closing and called(closing.group(1), listeners):
-        text = text[: closing.start()]
+        text = text[: closing.start(1)]
     opening = VOCATIVE_FIRST.match(text)
     if opening and called(opening.group(1), listeners):
         text = text[opening.end() :]

@@ -124,7 +124,7 @@ PLEASANTRY = frozenset(
     always never ever forever keep keeping hope hoping wish best better well welcome hear heard glad
     tell told say said talk talking chat catch care take taking time times day days life people friend
     friends moment moments stuff lot today yesterday week weekend tonight now soon later again agreed
-    doubt doubts fingers crossed luck enough impressive bet""".split()  # noqa: SIM905
+    doubt doubts fingers crossed luck enough impressive bet yum yummy""".split()  # noqa: SIM905
 )
 PLEASANTRY_ZH = re.compile(
     r"哈+|嘿+|哇+|嗯+|哦+|啊+|呀|吧|呢|啦|嘛|真的|真是|太|好|棒|厉害|开心|高兴|谢谢|感谢|多谢|加油|恭喜|"
@@ -201,6 +201,13 @@ EVALUATION = re.compile(
     r"incredible|fantastic|huge|everything|priceless)\b"
 )
 CAPITALISED = re.compile(r"\b[A-Z][a-z]+\b")
+#: "<3", ":)", ";-D", "xD" standing alone: a face, not a word ("8:30" and "(see 8)" are no faces).
+EMOTICON = re.compile(r"(?<!\S)(?:<3+|[:;=][-']?[)(DPpO3/\\|*]+|[xX]D+)(?!\S)")
+#: "gonna keep pushing", "will keep going", "gonna make it": resolve to go on, not a plan.
+KEEP_GOING = re.compile(
+    r"(?i:(?<![a-z])(?:gonna|going to|will|'ll|’ll) (?:keep (?:on )?(?:\w+ing|going|at it|it up)|make it|get through"
+    r" (?:it|this)|be (?:fine|ok|okay|alright))(?![a-z]))"
+)
 ARTICLES = frozenset({"the", "a", "an", "some", "every", "each", "our", "my", "his", "her"})
 
 
@@ -245,6 +252,7 @@ def read(sentence: str, turn: bool = False) -> Sentence:
     the listener or that advises them is address; in a person's own note, "Don't forget to call
     the landlord" is a reminder to themselves."""
     flat = fold_cjk(unicodedata.normalize("NFKC", sentence).strip())  # 謝謝 reads as 谢谢
+    flat = EMOTICON.sub(" ", flat).strip()
     content = content_words(flat)
     if content and greeting(flat):
         content = content_words(CAPITALISED.sub(" ", flat))  # "Hey Ben!": a name is no content
@@ -325,7 +333,9 @@ def proper_names(text: str) -> int:
 
 
 def has_event(text: str) -> bool:
-    """Something happened or is planned: a past tense, a change of state, an intent with a date."""
+    """Something happened or is planned: a past tense, a change of state, an intent with a date
+    (not the resolve to go on: "gonna keep pushing")."""
+    text = KEEP_GOING.sub(" ", text)
     if CHANGE_EN.search(text) or CHANGE_ZH.search(text):
         return True
     for word in re.findall(r"[A-Za-z]+", text):

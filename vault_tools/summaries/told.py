@@ -100,7 +100,8 @@ AHEAD = re.compile(
 #: listener, whatever happened in it.
 STANCE = re.compile(
     r"(?i:(?:i\s+)?(?:bet|can (?:only )?imagine|imagine|hope|guess|wish|am sure|'m sure|’m sure|know|trust"
-    r"|believe|think)(?![a-z]))|^(?:我)?(?:猜|相信|希望|想|觉得|知道|估计)"
+    r"|believe|think|(?:so )?(?:glad|happy|sorry|good|nice|great) to (?:hear|see|know))(?![a-z]))"
+    r"|^(?:我)?(?:猜|相信|希望|想|觉得|知道|估计|很高兴|真高兴)"
 )
 
 
