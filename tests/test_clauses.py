@@ -173,6 +173,8 @@ def test_what_is_said_leaves_out_thanks_and_whom_it_is_said_to(
         ("跟你说个好消息，我下个月搬到杭州。", "下个月搬到杭州"),
         ("我最近挺好的，刚开始学瑜伽。", "刚开始学瑜伽"),
         ("告訴你個好消息，我下個月搬到高雄。", "下個月搬到高雄"),  # Traditional
+        ("我这边也有个消息，我报名了下个月的苏州半程马拉松！", "报名了下个月的苏州半程马拉松"),
+        ("我妈下周三过六十岁生日。", "我妈下周三过六十岁生日"),  # 我妈 is who, not the speaker
     ],
 )
 def test_the_words_that_announce_news_or_say_how_things_are_going_are_left_out(

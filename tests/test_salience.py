@@ -58,6 +58,10 @@ def test_sentences_end_where_people_end_them(text: str, expected: list[str]) -> 
         ("Good luck with that!", False),
         ("<3", False),  # a face, not a word
         ("Yum!", False),
+        ("替我祝阿姨生日快乐！", False),  # a wish or a goodbye
+        ("我们改天再聊。", False),
+        ("放心吧，我会的。", False),
+        ("我妈下周三过六十岁生日。", True),
         ("I crossed the Alps on foot.", True),
         ("I ran a charity race for mental health last Saturday.", True),
         ("Caroline is researching adoption agencies.", True),

@@ -82,7 +82,8 @@ VOCATIVE_BARE = re.compile(
 VOCATIVE_FIRST = re.compile(r"^([A-Z][a-z]+|[\u4e00-\u9fff]{2,3})[,，]\s*")
 OPENER_ZH = re.compile(
     r"^\s*(?:(?:哈+|嘿+|哇+|嗯+|哦+|啊+|诶|哎+|呀|嗨|对了|话说|其实|说实话|顺便说一下|顺便说|顺便|那个|好吧|好的|是的|对|"
-    r"你知道吗|(?:告诉你|跟你说|和你说)(?:一?个)?(?:好消息|事)?|(?:想)?(?:跟|和)你分享一下|好消息)[\s，,！!。~、…]*|(?:另外|不过|而且|总之|话说回来)[，,]\s*)"
+    r"你知道吗|(?:告诉你|跟你说|和你说)(?:一?个)?(?:好消息|事)?|(?:想)?(?:跟|和)你分享一下|好消息"
+    r"|(?:我)?(?:这边|这里)?也?有(?:一)?个(?:好)?消息)[\s，,！!。~、…]*|(?:另外|不过|而且|总之|话说回来)[，,]\s*)"
 )
 #: "(I) just wanted to let you know (that)", "Not much has changed for me, but": the words that
 #: announce news before telling it.
@@ -139,7 +140,7 @@ HEDGE = re.compile(
 )
 FIRST_PERSON_EN = re.compile(r"^(?:I|I'm|I’m|I've|I’ve|I am)\s+")
 FIRST_PERSON_WILL = re.compile(r"^(?:I'll|I’ll)\s+")
-FIRST_PERSON_ZH = re.compile(r"^我(?![们的])")
+FIRST_PERSON_ZH = re.compile(r"^我(?![们的妈爸哥姐弟妹家老女儿婆公奶爷姥舅叔姑姨媳])")  # "我妈" stays whole
 #: After a Chinese name, what makes it more than the subject alone: 和、跟 (and someone), 的 (theirs).
 JOINED_ZH = frozenset("和跟与及、的")
 

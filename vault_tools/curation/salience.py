@@ -130,7 +130,13 @@ PLEASANTRY_ZH = re.compile(
     r"哈+|嘿+|哇+|嗯+|哦+|啊+|呀|吧|呢|啦|嘛|真的|真是|太|好|棒|厉害|开心|高兴|谢谢|感谢|多谢|加油|恭喜|"
     r"不错|可以|喜欢|爱|觉得|感觉|特别|非常|很|超|挺|也|都|就|还|是|的|了|我|你|他|她|们|这|那|个|吗|在|有|没|和|"
     r"一下|一起|知道|明白|当然|没错|对|确实|同意|重要|总是|永远|一直|今天|昨天|现在|时候|事情|东西|"
-    r"嗨|嘿|好久不见|不见|最近|怎么样|关心|可爱|漂亮|美|酷|牛|赞|羡慕|佩服|辛苦|注意身体|保重"
+    r"嗨|嘿|好久不见|不见|最近|怎么样|关心|可爱|漂亮|美|酷|牛|赞|羡慕|佩服|辛苦|注意身体|保重|"
+    r"放心|没事|没关系|不客气|借你吉言|好嘞|拜拜|再见|晚安"
+)
+#: A wish or a goodbye, said as one sentence: "替我祝阿姨生日快乐！", "我们改天再聊", "早日康复".
+WISH_OR_GOODBYE_ZH = re.compile(
+    r"^\W*(?:(?:替我|帮我)?(?:祝|祝福)[\u4e00-\u9fff]{0,6}?(?:生日快乐|快乐|顺利|健康|成功|好运|康复|平安)"
+    r"|(?:我们)?(?:改天|回头|下次|有空)再?(?:聊|说|约)|早日康复|一路顺风|一切顺利)\W*$"
 )
 SECOND_PERSON = re.compile(
     r"(?i:(?<![a-z'])(?:you|your|yours|yourself|you're|you've|you'd|you'll|ya)(?![a-z']))|[你您]"
@@ -265,7 +271,7 @@ def read(sentence: str, turn: bool = False) -> Sentence:
         and not names
         and not dated
         and (reaction(flat, event and first) or maxim(flat, first or event))
-    ):
+    ) or WISH_OR_GOODBYE_ZH.match(flat):
         content = frozenset()  # "Wow, what an amazing pic!", "Unconditional love is so important."
     return Sentence(
         text=sentence,
