@@ -106,8 +106,22 @@ def test_a_transcript_item_says_who_and_keeps_the_statement(tmp_path: Path) -> N
         "It's special to me. What do you paint?"
     )
     candidate = entry_of(tmp_path, line)
-    assert candidate.key_text == "**Melanie**: Yeah, I painted that lake sunrise last year!"
+    assert candidate.key_text == "**Melanie**: I painted that lake sunrise last year!"  # no "Yeah,"
     assert candidate.speaker == "Melanie" and candidate.event
+
+
+@pytest.mark.parametrize(
+    ("line", "key_text"),
+    [
+        (
+            "20:15 **Jie**: Just wanted to let you know I moved to Hangzhou last week!",
+            "**Jie**: I moved to Hangzhou last week!",
+        ),
+        ("20:15 **阿杰**: 跟你说个好消息，我上周末搬到杭州了。", "**阿杰**: 我上周末搬到杭州了。"),
+    ],
+)
+def test_an_item_says_the_news_not_how_it_was_announced(tmp_path: Path, line: str, key_text: str) -> None:
+    assert entry_of(tmp_path, line).key_text == key_text
 
 
 def test_a_cut_abbreviation_is_never_an_item(tmp_path: Path) -> None:

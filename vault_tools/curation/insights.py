@@ -499,6 +499,13 @@ def key_sentences(read: Sequence[salience.Sentence], signal_re: re.Pattern[str])
 KEY_SENTENCES = 2
 
 
+def opened(sentence: str) -> str:
+    """``sentence`` without the greeting, thanks or preface it opens with ("Guess what? ",
+    "跟你说个好消息，"): an item says the news, not how it was announced."""
+    rest = clauses.drop_openers(sentence).strip()
+    return rest[:1].upper() + rest[1:] if rest else sentence
+
+
 def analyse(entry: Entry, rules: Rules) -> Candidate:
     """Read one entry: its key sentences, kinds, signals and category (see the module docstring)."""
     text = body_text(entry)
@@ -509,7 +516,7 @@ def analyse(entry: Entry, rules: Rules) -> Candidate:
     kinds: set[str] = set()
     for sentence in read:
         kinds |= matched_kinds(sentence.text)
-    said = " ".join(s.text for s in chosen) if chosen else spoken_text(entry)
+    said = " ".join(opened(s.text) for s in chosen) if chosen else spoken_text(entry)
     key = strip_label(plain(clauses.strip_media(said)) or plain(said))
     speaker = entry.speaker
     shown = short(key, rules.max_item_chars)
