@@ -84,8 +84,23 @@ def _one_bullet_per_entry(
     return [] if bullet is None else [dataclasses.replace(bullet, worth=bullet.score)]
 
 
+def _persons_notes_by_score(bullet: summary_text.Bullet) -> tuple[Any, ...]:
+    """Before: a person's statements from notes taken by their entry's score, like a topic's."""
+    if summary_text.said_in_a_chat(bullet) or not bullet.person:
+        return ORIGINAL_BUDGET_ORDER(bullet)
+    density = summary_text.density(bullet)
+    return (
+        bullet.section != "open",
+        not bullet.news,
+        -bullet.score,
+        -density,
+        summary_text.first_day(bullet),
+    )
+
+
 ORIGINAL_NEWS = summary_text.news
 ORIGINAL_SAME_THING = summary_text.same_thing
+ORIGINAL_BUDGET_ORDER = summary_text.budget_order
 NEVER = re.compile(r"(?!)")
 #: The weekly summaries' ablation: (module, attribute, stand-in) for each part off alone.
 SUMMARY_VARIANTS: dict[str, list[tuple[Any, str, Any]]] = {
@@ -113,6 +128,15 @@ SUMMARY_VARIANTS: dict[str, list[tuple[Any, str, Any]]] = {
     "summary: no recency": [(clauses, "recent", lambda _text: False)],
     "summary: no ongoing activities": [(clauses, "ongoing", lambda _text: False)],
     "summary: a person's bullet per section": [(summary_text, "same_thing", _one_per_section)],
+    "summary: keeps prefaces and how things are going": [
+        (clauses, "PREFACE", NEVER),
+        (clauses, "STATUS", NEVER),
+        (clauses, "STATUS_FIRST", NEVER),
+    ],
+    "summary: keeps guesses about the listener": [(told, "STANCE", NEVER)],
+    "summary: a person's notes by their entry's score": [
+        (summary_text, "budget_order", _persons_notes_by_score)
+    ],
 }
 
 
