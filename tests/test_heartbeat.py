@@ -281,6 +281,41 @@ def test_a_chinese_transcript_keeps_what_happened_to_whom(
     assert "pleasantries" in reasons["7"] and "listener" in reasons["9"]
 
 
+AGENT_NOTES = {
+    "zh": (
+        "小林上个月搬到了杭州，在滨江的一家支付公司做后端。",
+        "王芳报名了下个月的苏州半程马拉松。",
+        "王芳的妈妈下周三过六十岁生日，她打算回老家一趟。",
+        "两个人聊得很开心。",
+        "天气越来越暖和了。",
+    ),
+    "en": (
+        "Lin moved to Hangzhou last month and works on the backend of a payments company in Binjiang.",
+        "Fang's mother turns sixty next Wednesday, and she plans to go home for it.",
+        "Fang hurt her knee last October and has mostly recovered.",
+        "The two had a great chat.",
+        "The weather is getting warmer.",
+    ),
+}
+
+
+@pytest.mark.parametrize("language", AGENT_NOTES)
+def test_an_agents_notes_about_people_keep_what_happened_to_them(tmp_path: Path, language: str) -> None:
+    """Short third-person notes an agent writes: a name opening the sentence says whom it is about
+    (小林搬到了…, in Chinese with no capitals to tell a name by), a weekday ahead is a plan's date;
+    small talk and the weather stay out."""
+    lines = AGENT_NOTES[language]
+    body = "".join(f"- 20:00 {line}\n" for line in lines)
+    vault = committed(
+        make_vault(tmp_path, MEMORY_ZH if language == "zh" else MEMORY_EN, {"2026-11-27": body})
+    )
+    promoted = " ".join(c.text for c in run(vault, threshold=0.6).promoted)  # a small week: few rare words
+    for news in lines[:3]:
+        assert news[:5] in promoted
+    for small_talk in lines[3:]:
+        assert small_talk[:5] not in promoted
+
+
 def test_a_fragment_carries_the_line_before_it_or_is_not_promoted(tmp_path: Path) -> None:
     daily = {
         "2026-11-28": "---\ndate: 2026-11-28\n---\n"

@@ -201,3 +201,19 @@ def test_specificity_weighs_rare_words_and_needs_a_window(tmp_path: Path) -> Non
 )
 def test_the_resolve_to_keep_going_is_no_event(sentence: str, event: bool) -> None:
     assert salience.read(sentence).event is event
+
+
+@pytest.mark.parametrize(
+    ("sentence", "disclosure"),
+    [
+        ("Caroline moved to Boston last month.", True),
+        ("小林上个月搬到了杭州。", True),  # a name opening a Chinese sentence, no capitals to tell it by
+        ("王芳报名了苏州半程马拉松。", True),
+        ("妈妈下周三过生日。", True),
+        ("我先生下周去上海出差。", True),  # someone close, after 我
+        ("高铁晚点了。", False),  # shaped like a name, is not one
+        ("周末去爬山了。", False),
+    ],
+)
+def test_a_named_subject_is_a_disclosure_in_either_language(sentence: str, disclosure: bool) -> None:
+    assert salience.read(sentence).disclosure is disclosure

@@ -19,7 +19,9 @@ pure function of text (no files, no clock):
   Questions, chatter, address, reactions and maxims are never an item's text; a fragment scores
   lower, and the heartbeat promotes it only with the line before it as context.
 * **Disclosure** — the sentence is about a person: the speaker ("I", "my", "we", 我), someone
-  close ("my sister", 我女儿), or someone named as its subject ("Caroline is…").
+  close ("my sister", 我女儿), or someone named as its subject ("Caroline is…"; in Chinese, which
+  has no capitals, a name read by its shape and the predicate after it: 小林搬到了杭州、妈妈下周三
+  过生日, see :func:`chinese_subject`).
 * **Event** — something happened or is planned: a verb in the past tense or of a change of
   state (started, joined, moved, adopted, lost, finished; 开始、加入、搬到、换了; a verb with
   了/过), or a plan with intent or a date ("going to", "next month", 打算, 下周).
@@ -144,13 +146,45 @@ SECOND_PERSON = re.compile(
 FIRST_PERSON = re.compile(
     r"(?i:(?<![a-z'])(?:i|i'm|i've|i'd|i'll|me|my|mine|myself|we|we're|we've|our|ours|us)(?![a-z']))|我"
 )
+#: Family and the people around someone, as the subject of a sentence (妈妈下周三过生日).
+KIN_ZH = (
+    "妈妈|爸爸|老妈|老爸|母亲|父亲|老婆|老公|妻子|丈夫|太太|先生|女儿|儿子|孩子|哥哥|姐姐|弟弟|妹妹|奶奶|爷爷|"
+    "外婆|外公|姥姥|姥爷|舅舅|舅妈|叔叔|阿姨|婶婶|姑姑|姑妈|表哥|表姐|表弟|表妹|堂哥|堂姐|女朋友|男朋友|"
+    "老板|老师|同事|室友|邻居|房东"
+)
+#: The most common family names (one character each).
+SURNAMES_ZH = (
+    "王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾肖田董袁潘于蒋蔡余杜叶程苏魏吕丁任"
+    "沈姚卢姜崔钟谭陆汪范金石廖贾夏韦付方白邹孟熊秦邱江尹薛闫段雷侯龙史陶黎贺顾毛郝龚邵万钱严覃武戴莫孔向汤"
+)
+#: How a predicate starts after a subject: a verb of saying, being or doing, an adverb of time or
+#: manner, a preposition; or the possessive 的.
+PREDICATE_START_ZH = (
+    "说|是|在|正在|把|被|和|跟|与|的|要|想|会|能|已|刚|才|今|明|昨|前|后|下|上|这|那|去|来|回|到|从|对|给|"
+    "让|请|叫|找|带|送|买|卖|换|搬|开|关|学|考|拿|做|当|生|结|离|加|退|住|病|过|也|都|还|又|再|就|终|一|不|没|"
+    "很|最|每|周|星|打|约|报|参|收|领|辞|入|毕|订|怀|出|准|计|决|喜|爱|觉|感|发|得|有"
+)
+CJK_NAME_CHAR = r"[\u4e00-\u9fff]"
+NAME_ZH = re.compile(
+    rf"^(?:(?P<kin>{KIN_ZH})|(?P<familiar>[小老阿]{CJK_NAME_CHAR})"
+    rf"|[{SURNAMES_ZH}](?P<doubled>{CJK_NAME_CHAR})(?P=doubled)"  # 王明明: not 王明 before 明天
+    rf"|(?P<full>[{SURNAMES_ZH}]{CJK_NAME_CHAR}{{1,2}}?))(?=(?:{PREDICATE_START_ZH}))"
+)
+#: Words shaped like a name that are not one ("小时候", "老是", "马上", "周末", "高兴").
+NAME_SHAPED_WORDS_ZH = (
+    "小时 小区 小说 小心 小组 小孩 小学 小吃 老是 老家 老实 阿里 马上 高兴 高铁 高速 方便 方面 方法 于是 "
+    "任何 白天 周末 周围 金额 钱包 向来 程序 黄金 江湖 石头 万一 毛病 孔子 史上 龙年 石油 雷雨 严重 "
+    "武汉 江苏 江西 黄山 金华 余杭 苏州 温州"
+)
+NOT_A_NAME_ZH = frozenset(NAME_SHAPED_WORDS_ZH.split())
 KIN = re.compile(
     r"(?i:(?<![a-z])(?:my|our|his|her|their) (?:\w+ )?(?:wife|husband|partner|girlfriend|boyfriend|kids?|"
     r"children|daughters?|sons?|mom|mum|mother|dad|father|parents|sisters?|brothers?|family|grandma|grandpa|"
     r"grandmother|grandfather|aunt|uncle|cousin|niece|nephew|friends?|boss|dog|cat|pets?)(?![a-z]))"
-    r"|(?:我|我们)(?:的)?(?:妻子|老婆|丈夫|老公|女朋友|男朋友|女儿|儿子|孩子|妈妈|爸爸|母亲|父亲|父母|姐姐|妹妹|哥哥|弟弟|"
-    r"家人|奶奶|爷爷|外婆|外公|朋友|老板|狗|猫)"
+    rf"|(?:我|我们)(?:的)?(?:{KIN_ZH}|父母|家人|朋友|狗|猫)"
 )
+
+
 #: In a turn of a conversation, a sentence whose subject is the listener ("You've found the courage…", "Your kids are lucky",
 #: 你做得太好了) or that tells them what to do ("Don't forget to…", 记得…): praise and advice,
 #: whatever first-person words ride along ("…that's important for our health").
@@ -183,8 +217,9 @@ CHANGE_EN = re.compile(
     r"finish(?:ed|ing)?|quit|graduat(?:ed|ing)|married|engaged|divorced|retired|hired|fired|promoted|"
     r"signed up|enrolled|launched|opened|closed|broke up|gave birth|passed away|got (?:a|an|my|our|into)|"
     r"bought|sold|lost|won|ran|visited|travel(?:l)?ed|took up|picked up|learned|learnt|"
-    r"going to|gonna|plan(?:ning)? to|planned|will be|i'll|we'll|about to|next (?:week|month|year|weekend|"
-    r"summer|spring|fall|autumn|winter|time)|this (?:weekend|summer|fall|winter|spring))(?![a-z]))"
+    r"going to|gonna|plans? to|planning to|planned|will be|i'll|we'll|about to|next (?:week|month|year|weekend|"
+    r"summer|spring|fall|autumn|winter|time|monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+    r"|this (?:weekend|summer|fall|winter|spring))(?![a-z]))"
 )
 CHANGE_ZH = re.compile(
     r"开始|加入|搬到|搬家|搬进|换了|换成|买了|卖了|参加|报名|领养|收养|完成|辞职|离职|入职|毕业|结婚|订婚|离婚|分手|"
@@ -305,9 +340,25 @@ def maxim(text: str, personal: bool) -> bool:
 
 
 def named_subject(text: str) -> bool:
-    """Whether ``text`` opens with a name as its subject ("Caroline is…"), not "The plumber…"."""
+    """Whether ``text`` opens with a name as its subject ("Caroline is…", "小林搬到了杭州", "妈妈下周
+    三过生日"), not "The plumber…"."""
     match = NAMED_SUBJECT.match(text)
-    return match is not None and match.group(0).split()[0].lower() not in STOPWORDS | ARTICLES
+    if match is not None and match.group(0).split()[0].lower() not in STOPWORDS | ARTICLES:
+        return True
+    return chinese_subject(text) is not None
+
+
+def chinese_subject(text: str) -> str | None:
+    """The Chinese name ``text`` opens with, as written (Traditional characters are read as
+    Simplified: 媽媽、張偉 as 妈妈、张伟)."""
+    folded = fold_cjk(text)
+    match = NAME_ZH.match(folded)
+    if match is None:
+        return None
+    name = match.group(0)
+    if name in NOT_A_NAME_ZH or NUMBER_OR_DATE.search(name):
+        return None
+    return text[: len(name)]
 
 
 def content_words(text: str) -> frozenset[str]:
