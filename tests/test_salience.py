@@ -62,6 +62,12 @@ def test_sentences_end_where_people_end_them(text: str, expected: list[str]) -> 
         ("我们改天再聊。", False),
         ("放心吧，我会的。", False),
         ("我妈下周三过六十岁生日。", True),
+        ("无条件的爱真的很重要。", False),  # generic sentiment, in Chinese too
+        ("友谊是人生中最宝贵的财富。", False),
+        ("小林的婚礼特别温暖。", True),  # of someone named
+        ("不管多难都不会放弃的。", False),  # resolve and hope
+        ("我相信一切都会好起来的。", False),
+        ("我放弃了考研，准备直接工作。", True),
         ("I crossed the Alps on foot.", True),
         ("I ran a charity race for mental health last Saturday.", True),
         ("Caroline is researching adoption agencies.", True),

@@ -79,8 +79,9 @@ FILLER_ZH = [
 ]
 
 
-@pytest.mark.usefixtures("busy_week")
 def test_a_chinese_chat_week_keeps_the_news_with_content(tmp_path: Path) -> None:
+    """Resolve and hope (坚持下去、不会放弃、梦想成真) say nothing specific: the week's statements
+    are the news alone, and its summary keeps them and nothing else."""
     lines: list[tuple[str, str]] = [("小周", "阿梅，最近怎么样？")]
     lines += [("阿梅", "我昨天在杭州西湖边租下了一间面包店！")]
     for filler in FILLER_ZH:

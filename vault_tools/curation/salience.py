@@ -129,6 +129,7 @@ PLEASANTRY = frozenset(
     doubt doubts fingers crossed luck enough impressive bet yum yummy""".split()  # noqa: SIM905
 )
 PLEASANTRY_ZH = re.compile(
+    r"坚持下去|坚持|不会放弃|放弃|好起来|梦想成真|梦想|努力|希望|相信|一切|不管多难|不管|每天|"  # resolve and hope
     r"哈+|嘿+|哇+|嗯+|哦+|啊+|呀|吧|呢|啦|嘛|真的|真是|太|好|棒|厉害|开心|高兴|谢谢|感谢|多谢|加油|恭喜|"
     r"不错|可以|喜欢|爱|觉得|感觉|特别|非常|很|超|挺|也|都|就|还|是|的|了|我|你|他|她|们|这|那|个|吗|在|有|没|和|"
     r"一下|一起|知道|明白|当然|没错|对|确实|同意|重要|总是|永远|一直|今天|昨天|现在|时候|事情|东西|"
@@ -239,7 +240,12 @@ EVALUATION = re.compile(
     r"(?i)\b(?:is|are|was|were|'s|feels?|sounds?|looks?|seems?)\s+(?:(?:so|really|very|super|truly|such|"
     r"pretty|just|always|incredibly|absolutely)\s+)*(?:an?\s+)?(?:important|amazing|special|great|key|vital|"
     r"essential|awesome|wonderful|beautiful|inspiring|powerful|rewarding|meaningful|fun|cool|nice|lovely|"
-    r"incredible|fantastic|huge|everything|priceless)\b"
+    r"incredible|fantastic|huge|everything|priceless|precious)\b"
+)
+#: The same in Chinese, closing the sentence: "…真的太重要了", "…是最珍贵的", "…是人生中最宝贵的财富".
+EVALUATION_ZH = re.compile(
+    r"(?:是|真的|真是|实在|太|很|非常|特别|最|多么|多)(?:重要|珍贵|宝贵|美好|难得|幸福|有意义|值得|了不起|温暖|治愈|美妙)"
+    r"(?:的事情?|的东西|的财富|的)?(?:了|啊|呀|呢)?[！!。.~～]*$"
 )
 CAPITALISED = re.compile(r"\b[A-Z][a-z]+\b")
 #: "<3", ":)", ";-D", "xD" standing alone: a face, not a word ("8:30" and "(see 8)" are no faces).
@@ -305,7 +311,11 @@ def read(sentence: str, turn: bool = False) -> Sentence:
         content
         and not names
         and not dated
-        and (reaction(flat, event and first) or maxim(flat, first or event))
+        and (
+            reaction(flat, event and first)
+            or maxim(flat, first or event)
+            or (not first and EVALUATION_ZH.search(flat) is not None and chinese_subject(flat) is None)
+        )
     ) or WISH_OR_GOODBYE_ZH.match(flat):
         content = frozenset()  # "Wow, what an amazing pic!", "Unconditional love is so important."
     return Sentence(
