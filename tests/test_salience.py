@@ -124,6 +124,10 @@ def test_a_transcript_item_says_who_and_keeps_the_statement(tmp_path: Path) -> N
             "**Jie**: I moved to Hangzhou last week!",
         ),
         ("20:15 **阿杰**: 跟你说个好消息，我上周末搬到杭州了。", "**阿杰**: 我上周末搬到杭州了。"),
+        (
+            "20:15 **Jie**: iPhone 16 arrived at the shop in Hangzhou.",
+            "**Jie**: iPhone 16 arrived at the shop in Hangzhou.",
+        ),
     ],
 )
 def test_an_item_says_the_news_not_how_it_was_announced(tmp_path: Path, line: str, key_text: str) -> None:

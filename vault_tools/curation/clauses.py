@@ -19,9 +19,10 @@ question back ("want to see?"), hedges and intensifiers ("really", "just", "kind
    "but", "so" (Chinese: at ，；); a clause that says nothing specific (see
    :mod:`vault_tools.curation.salience`: chatter, a maxim, a question, words to the listener) goes.
    A clause that only says how things are going ("I'm doing well", "Things have been wild",
-   "Haven't talked in a while", 最近挺好的) goes too. At most :data:`MAX_CLAUSES` stay: the clauses that tell an event (someone did, started,
-   changed or plans something) first, then others that stand on their own (not a fragment whose
-   subject is the clause before: "it's so rewarding").
+   "Haven't talked in a while", 最近挺好的) goes too. At most :data:`MAX_CLAUSES` stay: the
+   clauses that tell an event (someone did, started, changed or plans something) first, then
+   others that stand on their own (not a fragment whose subject is the clause before: "it's so
+   rewarding").
 4. Hedges and intensifiers go ("really", "just", "kinda"; 真的、其实).
 5. With ``subject`` (the bullet names who, as "**Caroline**: …"), a leading first person ("I",
    "I'm", "I've", 我) or that name itself goes: "**Caroline**: went to an LGBTQ support group

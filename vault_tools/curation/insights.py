@@ -503,7 +503,9 @@ def opened(sentence: str) -> str:
     """``sentence`` without the greeting, thanks or preface it opens with ("Guess what? ",
     "跟你说个好消息，"): an item says the news, not how it was announced."""
     rest = clauses.drop_openers(sentence).strip()
-    return rest[:1].upper() + rest[1:] if rest else sentence
+    if not rest or rest == sentence.strip():
+        return sentence  # nothing opened it ("iPhone 15 arrived" keeps its case)
+    return rest[:1].upper() + rest[1:]
 
 
 def analyse(entry: Entry, rules: Rules) -> Candidate:

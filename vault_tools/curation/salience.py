@@ -184,8 +184,6 @@ KIN = re.compile(
     r"grandmother|grandfather|aunt|uncle|cousin|niece|nephew|friends?|boss|dog|cat|pets?)(?![a-z]))"
     rf"|(?:我|我们)(?:的)?(?:{KIN_ZH}|父母|家人|朋友|狗|猫)"
 )
-
-
 #: In a turn of a conversation, a sentence whose subject is the listener ("You've found the courage…", "Your kids are lucky",
 #: 你做得太好了) or that tells them what to do ("Don't forget to…", 记得…): praise and advice,
 #: whatever first-person words ride along ("…that's important for our health").
