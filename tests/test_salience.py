@@ -48,6 +48,8 @@ def test_sentences_end_where_people_end_them(text: str, expected: list[str]) -> 
         ("What was your favorite part?", False),  # a question
         ("你最近在忙什么呢？", False),
         ("Taking time for yourself is so important.", False),  # generic sentiment
+        ("Family support is the most precious thing.", False),
+        ("My sister is the most important person to me.", True),  # of someone
         ("I love it!", False),
         ("That's so cool, thanks!", False),
         ("You'd be a great counselor!", False),  # words to the listener

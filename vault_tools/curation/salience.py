@@ -236,7 +236,7 @@ INTERJECTION = re.compile(
 )
 EVALUATION = re.compile(
     r"(?i)\b(?:is|are|was|were|'s|feels?|sounds?|looks?|seems?)\s+(?:(?:so|really|very|super|truly|such|"
-    r"pretty|just|always|incredibly|absolutely)\s+)*(?:an?\s+)?(?:important|amazing|special|great|key|vital|"
+    r"pretty|just|always|incredibly|absolutely)\s+)*(?:an?\s+|(?:one of )?the (?:most |best )?)?(?:important|amazing|special|great|key|vital|"
     r"essential|awesome|wonderful|beautiful|inspiring|powerful|rewarding|meaningful|fun|cool|nice|lovely|"
     r"incredible|fantastic|huge|everything|priceless|precious)\b"
 )
