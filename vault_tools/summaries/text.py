@@ -46,6 +46,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import functools
+import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -296,7 +297,7 @@ def build_summary(
     listeners = people | {e.speaker for e in entries if e.speaker}
     rarity = told.Rarity.of(entries)
     bullets = [b for insight in found for b in rules_bullets(insight, period, people, listeners, rarity)]
-    budget = word_budget(sum(statement_words(e) for e in entries), period)
+    budget = word_budget(sum(statement_words(e) for e in entries))
     return Summary(
         period=period,
         language=language_of(entries),
@@ -436,9 +437,9 @@ SUMMARY_SHARE = 0.38
 SUMMARY_MIN_WORDS = 80  # a quiet week's few bullets are all kept
 
 
-def word_budget(stated: int, period: Period) -> int:
-    """How many words the summary of ``period`` may spend, its notes stating ``stated`` words (a
-    month as its weeks: halving it measured as a month of open threads and little else)."""
+def word_budget(stated: int) -> int:
+    """How many words a summary may spend, its notes stating ``stated`` words (a month as its
+    weeks: halving it measured as a month of open threads and little else)."""
     return max(SUMMARY_MIN_WORDS, round(SUMMARY_SHARE * stated))
 
 
@@ -544,19 +545,12 @@ def merge_same_things(bullets: list[Bullet], by_week: bool = False) -> list[Bull
     summary says what happened to someone week by week, not in one long line): their statements
     joined, in the order said (a statement that repeats one already there adds only its sources)."""
     ordered = sorted(bullets, key=lambda b: (first_day(b), min(e.start_line for e in b.sources)))
+    if by_week:  # in date order, so each week's bullets come together
+        weeks = itertools.groupby(ordered, key=lambda b: first_day(b).isocalendar()[:2])
+        return [merged for _week, week_bullets in weeks for merged in merge_same_things(list(week_bullets))]
     groups: list[list[Bullet]] = []
     for bullet in ordered:
-        week = first_day(bullet).isocalendar()[:2] if by_week else None
-        home = next(
-            (
-                g
-                for g in groups
-                if len(g) < MERGE_AT_MOST
-                and same_thing(g[-1], bullet)
-                and (week is None or first_day(g[-1]).isocalendar()[:2] == week)
-            ),
-            None,
-        )
+        home = next((g for g in groups if len(g) < MERGE_AT_MOST and same_thing(g[-1], bullet)), None)
         if home is None:
             groups.append([bullet])
         elif not any(repeats(bullet.text, b.text) for b in home):
